@@ -1,0 +1,32 @@
+import type { ErrorType } from '../canonical/types.js';
+import { ERROR_CATALOGUE, type ErrorCode } from './catalogue.js';
+
+export interface GatewayErrorOptions {
+  /** The request field the error is about (vendorb `param`). */
+  param?: string;
+  /** Seconds, sent as the Retry-After header. */
+  retryAfter?: string;
+  /** Overrides the catalogue status (upstream errors keep the translated upstream status). */
+  status?: number;
+  /** Overrides the vendora/vendorb type (upstream errors keep the translated upstream type). */
+  type?: ErrorType;
+}
+
+/** Use cases throw this; only the HTTP renderers turn it into a body. */
+export class GatewayError extends Error {
+  override readonly name = 'GatewayError';
+  readonly status: number;
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+    readonly options: GatewayErrorOptions = {},
+  ) {
+    super(message);
+    this.status = options.status ?? ERROR_CATALOGUE[code].status;
+  }
+}
+
+/** Thrown by store adapters when the database cannot be reached or timed out. */
+export class StoreUnavailableError extends Error {
+  override readonly name = 'StoreUnavailableError';
+}

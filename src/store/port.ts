@@ -1,0 +1,273 @@
+/**
+ * The store port: domain operations, not SQL. Each operation is one transaction on either adapter
+ * (SQLite, PostgreSQL); the same contract suite (store/contract/) runs unchanged against both.
+ *
+ * Invariants the adapters keep:
+ * - Budget admission is one conditional update on the Run row:
+ *   committed + reserved + amount <= budget AND status = 'active' AND expires_at > now.
+ * - A reservation is released only when it is certain nothing reached the upstream; an attempt
+ *   whose cost cannot be known is committed at its full reservation and counted in unknown_attempts.
+ * - Governance writes with an idempotency key store their response in the same transaction.
+ */
+
+export interface KeyRecord {
+  id: string;
+  projectId: string;
+  scopes: string[];
+  label: string | null;
+  createdAt: string;
+  revokedAt: string | null;
+}
+
+export interface NewKey {
+  id: string;
+  projectId: string;
+  secretHash: string;
+  scopes: string[];
+  label: string | null;
+  createdAt: string;
+}
+
+export type DefinitionKind = 'BOOLEAN' | 'CATEGORICAL';
+
+export interface OutcomeDefinition {
+  projectId: string;
+  id: string;
+  version: number;
+  kind: DefinitionKind;
+  allowedValues: Array<string | boolean>;
+  enabled: boolean;
+}
+
+export interface FrozenDefinition {
+  id: string;
+  version: number;
+}
+
+export interface WorkUnit {
+  id: string;
+  projectId: string;
+  status: 'open' | 'closed';
+  createdAt: string;
+  closedAt: string | null;
+  definitions: FrozenDefinition[];
+}
+
+export interface Run {
+  id: string;
+  projectId: string;
+  workUnitId: string;
+  budgetMicrosUsd: number;
+  committedMicrosUsd: number;
+  reservedMicrosUsd: number;
+  /** Cost committed above the reservations that covered it (should stay 0; see ledger/). */
+  overrunMicrosUsd: number;
+  unknownAttempts: number;
+  /** Stored status; 'expired' is derived from expiresAt at read time (governance/run-view.ts). */
+  status: 'active' | 'closed';
+  createdAt: string;
+  expiresAt: string;
+  closedAt: string | null;
+  closeReason: string | null;
+}
+
+export interface Outcome {
+  id: string;
+  projectId: string;
+  workUnitId: string;
+  definitionId: string;
+  definitionVersion: number;
+  value: string | boolean;
+  reporterKeyId: string;
+  observedAt: string;
+  ingestedAt: string;
+  revision: number;
+  governanceSequence: number;
+  provisional: boolean;
+  evidenceRef: string | null;
+  evidenceSha256: string | null;
+  supersedesOutcomeId: string | null;
+}
+
+/** Identifies one idempotent governance write: scope (Project, key id, key) and request fingerprint. */
+export interface Idempotency {
+  projectId: string;
+  keyId: string;
+  key: string;
+  /** SHA-256 of method, route and canonical JSON body. */
+  fingerprint: string;
+  createdAt: string;
+  expiresAt: string;
+}
+
+/**
+ * Outcome of an idempotent write: 201 on first success, 200 on a replay of the stored body or when
+ * the write found the state already reached (closing a closed resource with a new key).
+ */
+export interface IdempotentResult {
+  status: 200 | 201;
+  replayed: boolean;
+  body: unknown;
+}
+
+/** Builds the response body from the record inside the write transaction, so replays are exact. */
+export type Render<T> = (record: T) => unknown;
+
+export interface CreateWorkUnitInput {
+  workUnit: WorkUnit;
+}
+
+export interface CloseWorkUnitInput {
+  projectId: string;
+  id: string;
+  closedAt: string;
+}
+
+export interface CreateRunInput {
+  run: Run;
+  maxRunsPerWorkUnit: number;
+}
+
+export interface CloseRunInput {
+  projectId: string;
+  id: string;
+  reason: string;
+  closedAt: string;
+}
+
+export interface ReportOutcomeInput {
+  /** The new record; revision, governanceSequence and provisional are assigned by the store. */
+  outcome: Omit<Outcome, 'revision' | 'governanceSequence' | 'provisional'>;
+  maxRevisions: number;
+  /** Milliseconds after the Work Unit closed during which writes are accepted. */
+  writeWindowMs: number;
+  /** Validates the value against the frozen definition; throws GatewayError('invalid_outcome'). */
+  checkDefinition(definition: FrozenDefinition | undefined): void;
+}
+
+export interface WorkUnitView {
+  workUnit: WorkUnit;
+  runs: Run[];
+  outcomes: Outcome[];
+}
+
+// ---- ledger --------------------------------------------------------------------------------
+
+export type AttemptState = 'reserved' | 'settled' | 'unknown' | 'released';
+
+export interface ReserveInput {
+  attemptId: string;
+  projectId: string;
+  keyId: string;
+  /** null: the call is not attached to a Run; the attempt is still recorded (no budget). */
+  runId: string | null;
+  reservationMicrosUsd: number;
+  /** Epoch ms; used to decide whether the Run has expired. */
+  now: number;
+  createdAt: string;
+  leaseExpiresAt: string;
+  owner: string;
+  endpoint: string;
+  alias: string;
+  connection: string;
+  profile: string;
+  upstreamModel: string;
+}
+
+export interface AttemptUsage {
+  inputTokens: number;
+  outputTokens: number;
+  cacheCreationInputTokens: number;
+  cacheReadInputTokens: number;
+}
+
+export interface SettleInput {
+  attemptId: string;
+  /** 'settled': cost known; 'unknown': commit the full reservation; 'released': nothing reached the upstream. */
+  state: Exclude<AttemptState, 'reserved'>;
+  costMicrosUsd: number;
+  usage: AttemptUsage | null;
+  outcome: string;
+  httpStatus: number | null;
+  durationMs: number;
+  settledAt: string;
+}
+
+export interface AuditEntry {
+  sequence: number;
+  attemptId: string;
+  projectId: string;
+  keyId: string;
+  runId: string | null;
+  endpoint: string;
+  alias: string;
+  connection: string;
+  profile: string;
+  upstreamModel: string;
+  state: AttemptState;
+  reservationMicrosUsd: number;
+  costMicrosUsd: number;
+  usage: AttemptUsage | null;
+  outcome: string;
+  httpStatus: number | null;
+  durationMs: number;
+  /** True when the actual cost priced above the reservation (a bug in the worst-case bound). */
+  overran: boolean;
+  createdAt: string;
+  settledAt: string;
+}
+
+export interface AuditQuery {
+  projectId?: string;
+  runId?: string;
+  afterSequence?: number;
+  limit: number;
+}
+
+export interface Store {
+  readonly kind: 'sqlite' | 'postgres';
+  migrate(): Promise<void>;
+  /** Resolves when the store answers a trivial query; rejects with StoreUnavailableError otherwise. */
+  ping(): Promise<void>;
+  close(): Promise<void>;
+
+  // keys
+  createKey(key: NewKey): Promise<void>;
+  /** Inserts or updates a key declared in configuration (same id: hash and scopes replaced). */
+  upsertConfiguredKey(key: NewKey): Promise<void>;
+  findKeyByHash(secretHash: string): Promise<KeyRecord | undefined>;
+  listKeys(projectId?: string): Promise<KeyRecord[]>;
+  /** Returns false when no such key exists. */
+  revokeKey(id: string, revokedAt: string): Promise<boolean>;
+
+  // outcome definitions (declared in configuration, synced at start-up, versions kept)
+  syncDefinitions(definitions: OutcomeDefinition[]): Promise<void>;
+  listDefinitions(projectId: string): Promise<OutcomeDefinition[]>;
+
+  // governance writes (each one transaction; idempotency handled inside it)
+  createWorkUnit(input: CreateWorkUnitInput, idempotency: Idempotency, render: Render<WorkUnit>): Promise<IdempotentResult>;
+  closeWorkUnit(input: CloseWorkUnitInput, idempotency: Idempotency, render: Render<WorkUnit>): Promise<IdempotentResult>;
+  createRun(input: CreateRunInput, idempotency: Idempotency, render: Render<Run>): Promise<IdempotentResult>;
+  closeRun(input: CloseRunInput, idempotency: Idempotency, render: Render<Run>): Promise<IdempotentResult>;
+  reportOutcome(input: ReportOutcomeInput, idempotency: Idempotency, render: Render<Outcome>): Promise<IdempotentResult>;
+  /** Removes idempotency records older than their expiry; returns how many. */
+  pruneIdempotency(nowIso: string): Promise<number>;
+
+  // governance reads
+  getWorkUnit(projectId: string, id: string): Promise<WorkUnitView | undefined>;
+  getRun(projectId: string, id: string): Promise<Run | undefined>;
+
+  // ledger
+  /** Throws GatewayError run_not_found | run_not_active | run_budget_exceeded. */
+  reserve(input: ReserveInput): Promise<void>;
+  /** Idempotent per attempt: settling a settled attempt again is a no-op. Writes the audit entry. */
+  settle(input: SettleInput): Promise<void>;
+  /** Extends the lease of an attempt still in progress (long streams). */
+  renewLease(attemptId: string, leaseExpiresAt: string): Promise<void>;
+  /**
+   * Commits the full reservation of attempts whose lease passed unsettled, and (when given) of every
+   * unsettled attempt not owned by `liveOwner` (SQLite: the previous process died). Returns how many.
+   */
+  reapExpiredAttempts(nowIso: string, liveOwner?: string): Promise<number>;
+  listAudit(query: AuditQuery): Promise<AuditEntry[]>;
+}

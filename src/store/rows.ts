@@ -1,0 +1,118 @@
+/** Row -> domain mappers shared by both adapters (column names are the same in both schemas). */
+import type { AuditEntry, AttemptState, KeyRecord, Outcome, Run, WorkUnit } from './port.js';
+
+export type Row = Record<string, unknown>;
+
+function text(value: unknown): string {
+  return value instanceof Date ? value.toISOString() : String(value);
+}
+
+function optionalText(value: unknown): string | null {
+  return value === null || value === undefined ? null : text(value);
+}
+
+function json<T>(value: unknown): T {
+  return (typeof value === 'string' ? JSON.parse(value) : value) as T;
+}
+
+function flag(value: unknown): boolean {
+  return value === true || Number(value) === 1;
+}
+
+function optionalNumber(value: unknown): number | null {
+  return value === null || value === undefined ? null : Number(value);
+}
+
+export function keyFromRow(row: Row): KeyRecord {
+  return {
+    id: text(row.id),
+    projectId: text(row.project_id),
+    scopes: json<string[]>(row.scopes),
+    label: optionalText(row.label),
+    createdAt: text(row.created_at),
+    revokedAt: optionalText(row.revoked_at),
+  };
+}
+
+export function workUnitFromRow(row: Row): WorkUnit {
+  return {
+    id: text(row.id),
+    projectId: text(row.project_id),
+    status: row.status as WorkUnit['status'],
+    createdAt: text(row.created_at),
+    closedAt: optionalText(row.closed_at),
+    definitions: json<WorkUnit['definitions']>(row.definitions),
+  };
+}
+
+export function runFromRow(row: Row): Run {
+  return {
+    id: text(row.id),
+    projectId: text(row.project_id),
+    workUnitId: text(row.work_unit_id),
+    budgetMicrosUsd: Number(row.budget),
+    committedMicrosUsd: Number(row.committed),
+    reservedMicrosUsd: Number(row.reserved),
+    overrunMicrosUsd: Number(row.overrun),
+    unknownAttempts: Number(row.unknown_attempts),
+    status: row.status as Run['status'],
+    createdAt: text(row.created_at),
+    expiresAt: text(row.expires_at),
+    closedAt: optionalText(row.closed_at),
+    closeReason: optionalText(row.close_reason),
+  };
+}
+
+export function outcomeFromRow(row: Row): Outcome {
+  return {
+    id: text(row.id),
+    projectId: text(row.project_id),
+    workUnitId: text(row.work_unit_id),
+    definitionId: text(row.definition_id),
+    definitionVersion: Number(row.definition_version),
+    value: json<string | boolean>(row.value),
+    reporterKeyId: text(row.reporter_key_id),
+    observedAt: text(row.observed_at),
+    ingestedAt: text(row.ingested_at),
+    revision: Number(row.revision),
+    governanceSequence: Number(row.governance_sequence),
+    provisional: flag(row.provisional),
+    evidenceRef: optionalText(row.evidence_ref),
+    evidenceSha256: optionalText(row.evidence_sha256),
+    supersedesOutcomeId: optionalText(row.supersedes_outcome_id),
+  };
+}
+
+export function auditFromRow(row: Row): AuditEntry {
+  const inputTokens = optionalNumber(row.input_tokens);
+  return {
+    sequence: Number(row.sequence),
+    attemptId: text(row.attempt_id),
+    projectId: text(row.project_id),
+    keyId: text(row.key_id),
+    runId: optionalText(row.run_id),
+    endpoint: text(row.endpoint),
+    alias: text(row.alias),
+    connection: text(row.connection),
+    profile: text(row.profile),
+    upstreamModel: text(row.upstream_model),
+    state: row.state as AttemptState,
+    reservationMicrosUsd: Number(row.reservation),
+    costMicrosUsd: Number(row.cost),
+    usage:
+      inputTokens === null
+        ? null
+        : {
+            inputTokens,
+            outputTokens: Number(row.output_tokens),
+            cacheCreationInputTokens: Number(row.cache_creation_input_tokens),
+            cacheReadInputTokens: Number(row.cache_read_input_tokens),
+          },
+    outcome: text(row.outcome),
+    httpStatus: optionalNumber(row.http_status),
+    durationMs: Number(row.duration_ms),
+    overran: flag(row.overran),
+    createdAt: text(row.created_at),
+    settledAt: text(row.settled_at),
+  };
+}

@@ -1,0 +1,519 @@
+/**
+ * SQLite adapter (embedded default). better-sqlite3 is synchronous and this process is the only
+ * writer (an advisory lock file refuses a second process), so every operation is one
+ * `BEGIN IMMEDIATE` transaction and operations are serial: exactness follows from serial execution.
+ * WAL with synchronous=NORMAL survives a process crash; `full` also survives power loss.
+ */
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import Database from 'better-sqlite3';
+import { GatewayError, StoreUnavailableError } from '../../errors/gateway-error.js';
+import type {
+  AuditEntry,
+  AuditQuery,
+  CloseRunInput,
+  CloseWorkUnitInput,
+  CreateRunInput,
+  CreateWorkUnitInput,
+  Idempotency,
+  IdempotentResult,
+  KeyRecord,
+  NewKey,
+  Outcome,
+  OutcomeDefinition,
+  Render,
+  ReportOutcomeInput,
+  ReserveInput,
+  Run,
+  SettleInput,
+  Store,
+  WorkUnit,
+  WorkUnitView,
+} from '../port.js';
+import {
+  idempotencyConflict,
+  nextRevision,
+  outcomeWindowOpen,
+  reserveFailure,
+  runCreationFailure,
+  settlementAmounts,
+} from '../rules.js';
+import { type Row, auditFromRow, keyFromRow, outcomeFromRow, runFromRow, workUnitFromRow } from '../rows.js';
+import { SQLITE_MIGRATIONS } from './migrations.js';
+import { acquireProcessLock, type ProcessLock } from './process-lock.js';
+
+export interface SqliteOptions {
+  path: string;
+  synchronous: 'normal' | 'full';
+}
+
+type Write<T> = { record: T; status: 200 | 201 };
+
+export class SqliteStore implements Store {
+  readonly kind = 'sqlite' as const;
+  private readonly db: Database.Database;
+  private readonly lock: ProcessLock | undefined;
+  private readonly statements = new Map<string, Database.Statement>();
+
+  constructor(options: SqliteOptions) {
+    if (options.path !== ':memory:') {
+      mkdirSync(dirname(options.path), { recursive: true });
+      this.lock = acquireProcessLock(`${options.path}.lock`);
+    }
+    try {
+      this.db = new Database(options.path);
+      this.db.pragma('journal_mode = WAL');
+      this.db.pragma(`synchronous = ${options.synchronous === 'full' ? 'FULL' : 'NORMAL'}`);
+      this.db.pragma('foreign_keys = ON');
+      this.db.pragma('busy_timeout = 5000');
+    } catch (error) {
+      this.lock?.release();
+      throw error;
+    }
+  }
+
+  private sql(text: string): Database.Statement {
+    let statement = this.statements.get(text);
+    if (!statement) {
+      statement = this.db.prepare(text);
+      this.statements.set(text, statement);
+    }
+    return statement;
+  }
+
+  /** Runs `work` in a BEGIN IMMEDIATE transaction; driver failures become StoreUnavailableError. */
+  private transaction<T>(work: () => T): T {
+    try {
+      return this.db.transaction(work).immediate();
+    } catch (error) {
+      if (error instanceof Database.SqliteError && !error.code.startsWith('SQLITE_CONSTRAINT')) {
+        throw new StoreUnavailableError(`sqlite: ${error.code}`);
+      }
+      throw error;
+    }
+  }
+
+  async migrate(): Promise<void> {
+    this.db.exec('CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)');
+    const applied = new Set(
+      (this.db.prepare('SELECT version FROM schema_migrations').all() as Array<{ version: number }>).map((row) => row.version),
+    );
+    for (const migration of SQLITE_MIGRATIONS) {
+      if (applied.has(migration.version)) continue;
+      this.transaction(() => {
+        this.db.exec(migration.sql);
+        this.db
+          .prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)')
+          .run(migration.version, migration.name, new Date().toISOString());
+      });
+    }
+  }
+
+  async ping(): Promise<void> {
+    try {
+      this.sql('SELECT 1').get();
+    } catch (error) {
+      throw new StoreUnavailableError(`sqlite: ${(error as Error).message}`);
+    }
+  }
+
+  async close(): Promise<void> {
+    if (this.db.open) this.db.close();
+    this.lock?.release();
+  }
+
+  // ---- keys --------------------------------------------------------------------------------
+
+  async createKey(key: NewKey): Promise<void> {
+    this.transaction(() => {
+      this.sql(
+        'INSERT INTO gateway_keys (id, project_id, secret_hash, scopes, label, created_at) VALUES (?, ?, ?, ?, ?, ?)',
+      ).run(key.id, key.projectId, key.secretHash, JSON.stringify(key.scopes), key.label, key.createdAt);
+    });
+  }
+
+  async upsertConfiguredKey(key: NewKey): Promise<void> {
+    this.transaction(() => {
+      this.sql(
+        `INSERT INTO gateway_keys (id, project_id, secret_hash, scopes, label, created_at) VALUES (?, ?, ?, ?, ?, ?)
+         ON CONFLICT (id) DO UPDATE SET project_id = excluded.project_id, secret_hash = excluded.secret_hash,
+           scopes = excluded.scopes, label = excluded.label, revoked_at = NULL`,
+      ).run(key.id, key.projectId, key.secretHash, JSON.stringify(key.scopes), key.label, key.createdAt);
+    });
+  }
+
+  async findKeyByHash(secretHash: string): Promise<KeyRecord | undefined> {
+    const row = this.read(() => this.sql('SELECT * FROM gateway_keys WHERE secret_hash = ?').get(secretHash));
+    return row ? keyFromRow(row as Row) : undefined;
+  }
+
+  async listKeys(projectId?: string): Promise<KeyRecord[]> {
+    const rows = this.read(() =>
+      projectId === undefined
+        ? this.sql('SELECT * FROM gateway_keys ORDER BY created_at, id').all()
+        : this.sql('SELECT * FROM gateway_keys WHERE project_id = ? ORDER BY created_at, id').all(projectId),
+    );
+    return (rows as Row[]).map(keyFromRow);
+  }
+
+  async revokeKey(id: string, revokedAt: string): Promise<boolean> {
+    return this.transaction(() => {
+      const result = this.sql('UPDATE gateway_keys SET revoked_at = COALESCE(revoked_at, ?) WHERE id = ?').run(revokedAt, id);
+      return result.changes > 0;
+    });
+  }
+
+  // ---- outcome definitions -----------------------------------------------------------------
+
+  async syncDefinitions(definitions: OutcomeDefinition[]): Promise<void> {
+    this.transaction(() => {
+      for (const definition of definitions) {
+        this.sql(
+          `INSERT INTO outcome_definitions (project_id, id, version, kind, allowed_values, enabled) VALUES (?, ?, ?, ?, ?, ?)
+           ON CONFLICT (project_id, id, version) DO UPDATE SET enabled = excluded.enabled`,
+        ).run(
+          definition.projectId,
+          definition.id,
+          definition.version,
+          definition.kind,
+          JSON.stringify(definition.allowedValues),
+          definition.enabled ? 1 : 0,
+        );
+      }
+    });
+  }
+
+  async listDefinitions(projectId: string): Promise<OutcomeDefinition[]> {
+    const rows = this.read(() =>
+      this.sql('SELECT * FROM outcome_definitions WHERE project_id = ? ORDER BY id, version').all(projectId),
+    ) as Row[];
+    return rows.map((row) => ({
+      projectId: String(row.project_id),
+      id: String(row.id),
+      version: Number(row.version),
+      kind: row.kind as OutcomeDefinition['kind'],
+      allowedValues: JSON.parse(String(row.allowed_values)) as Array<string | boolean>,
+      enabled: Number(row.enabled) === 1,
+    }));
+  }
+
+  // ---- governance writes -------------------------------------------------------------------
+
+  /** One transaction: replay or conflict on a known key, else do the write and store its response. */
+  private idempotent<T>(idempotency: Idempotency, render: Render<T>, write: () => Write<T>): IdempotentResult {
+    return this.transaction(() => {
+      const stored = this.sql(
+        'SELECT fingerprint, response, expires_at FROM idempotency WHERE project_id = ? AND key_id = ? AND idempotency_key = ?',
+      ).get(idempotency.projectId, idempotency.keyId, idempotency.key) as Row | undefined;
+      if (stored && String(stored.expires_at) > idempotency.createdAt) {
+        if (stored.fingerprint !== idempotency.fingerprint) throw idempotencyConflict();
+        return { status: 200, replayed: true, body: JSON.parse(String(stored.response)) };
+      }
+      const { record, status } = write();
+      const body = render(record);
+      this.sql(
+        `INSERT INTO idempotency (project_id, key_id, idempotency_key, fingerprint, status, response, created_at, expires_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+         ON CONFLICT (project_id, key_id, idempotency_key) DO UPDATE SET fingerprint = excluded.fingerprint,
+           status = excluded.status, response = excluded.response, created_at = excluded.created_at, expires_at = excluded.expires_at`,
+      ).run(
+        idempotency.projectId,
+        idempotency.keyId,
+        idempotency.key,
+        idempotency.fingerprint,
+        status,
+        JSON.stringify(body),
+        idempotency.createdAt,
+        idempotency.expiresAt,
+      );
+      return { status, replayed: false, body };
+    });
+  }
+
+  async createWorkUnit(input: CreateWorkUnitInput, idempotency: Idempotency, render: Render<WorkUnit>): Promise<IdempotentResult> {
+    return this.idempotent(idempotency, render, () => {
+      const unit = input.workUnit;
+      this.sql(
+        'INSERT INTO work_units (id, project_id, status, created_at, closed_at, definitions) VALUES (?, ?, ?, ?, NULL, ?)',
+      ).run(unit.id, unit.projectId, unit.status, unit.createdAt, JSON.stringify(unit.definitions));
+      return { record: unit, status: 201 };
+    });
+  }
+
+  async closeWorkUnit(input: CloseWorkUnitInput, idempotency: Idempotency, render: Render<WorkUnit>): Promise<IdempotentResult> {
+    return this.idempotent(idempotency, render, () => {
+      const unit = this.workUnitRow(input.projectId, input.id);
+      if (!unit) throw new GatewayError('work_unit_not_found', 'Work Unit not found.');
+      if (unit.status === 'closed') return { record: unit, status: 200 };
+      this.sql("UPDATE work_units SET status = 'closed', closed_at = ? WHERE id = ?").run(input.closedAt, input.id);
+      return { record: { ...unit, status: 'closed' as const, closedAt: input.closedAt }, status: 201 };
+    });
+  }
+
+  async createRun(input: CreateRunInput, idempotency: Idempotency, render: Render<Run>): Promise<IdempotentResult> {
+    return this.idempotent(idempotency, render, () => {
+      const run = input.run;
+      const unitRow = this.sql('SELECT * FROM work_units WHERE id = ? AND project_id = ?').get(run.workUnitId, run.projectId) as
+        | Row
+        | undefined;
+      const failure = runCreationFailure(
+        unitRow ? workUnitFromRow(unitRow) : undefined,
+        unitRow ? Number(unitRow.run_count) : 0,
+        input.maxRunsPerWorkUnit,
+      );
+      if (failure) throw failure;
+      this.sql('UPDATE work_units SET run_count = run_count + 1 WHERE id = ?').run(run.workUnitId);
+      this.sql(
+        `INSERT INTO runs (id, project_id, work_unit_id, budget, status, created_at, expires_at)
+         VALUES (?, ?, ?, ?, 'active', ?, ?)`,
+      ).run(run.id, run.projectId, run.workUnitId, run.budgetMicrosUsd, run.createdAt, run.expiresAt);
+      return { record: run, status: 201 };
+    });
+  }
+
+  async closeRun(input: CloseRunInput, idempotency: Idempotency, render: Render<Run>): Promise<IdempotentResult> {
+    return this.idempotent(idempotency, render, () => {
+      const row = this.sql('SELECT * FROM runs WHERE id = ? AND project_id = ?').get(input.id, input.projectId) as Row | undefined;
+      if (!row) throw new GatewayError('run_not_found', 'Run not found.');
+      const run = runFromRow(row);
+      if (run.status === 'closed') return { record: run, status: 200 };
+      if (run.expiresAt <= input.closedAt) throw new GatewayError('run_not_active', `Run ${run.id} has expired.`);
+      this.sql("UPDATE runs SET status = 'closed', closed_at = ?, close_reason = ? WHERE id = ?").run(
+        input.closedAt,
+        input.reason,
+        input.id,
+      );
+      return { record: { ...run, status: 'closed' as const, closedAt: input.closedAt, closeReason: input.reason }, status: 201 };
+    });
+  }
+
+  async reportOutcome(input: ReportOutcomeInput, idempotency: Idempotency, render: Render<Outcome>): Promise<IdempotentResult> {
+    return this.idempotent(idempotency, render, () => {
+      const draft = input.outcome;
+      const unit = this.workUnitRow(draft.projectId, draft.workUnitId);
+      if (!unit) throw new GatewayError('work_unit_not_found', 'Work Unit not found.');
+      input.checkDefinition(unit.definitions.find((definition) => definition.id === draft.definitionId));
+      if (!outcomeWindowOpen(unit, Date.parse(draft.ingestedAt), input.writeWindowMs)) {
+        throw new GatewayError('outcome_write_closed', 'The Outcome write window (30 days after the Work Unit closed) has passed.');
+      }
+      const headRow = this.sql(
+        'SELECT * FROM outcomes WHERE work_unit_id = ? AND definition_id = ? AND is_head = 1',
+      ).get(draft.workUnitId, draft.definitionId) as Row | undefined;
+      const head = headRow ? outcomeFromRow(headRow) : undefined;
+      const revision = nextRevision(head, draft.supersedesOutcomeId, input.maxRevisions);
+      const sequenceRow = this.sql(
+        `INSERT INTO project_sequences (project_id, last_sequence) VALUES (?, 1)
+         ON CONFLICT (project_id) DO UPDATE SET last_sequence = last_sequence + 1 RETURNING last_sequence`,
+      ).get(draft.projectId) as Row;
+      const outcome: Outcome = {
+        ...draft,
+        revision,
+        governanceSequence: Number(sequenceRow.last_sequence),
+        provisional: unit.status === 'open',
+      };
+      if (head) this.sql('UPDATE outcomes SET is_head = 0 WHERE id = ?').run(head.id);
+      this.sql(
+        `INSERT INTO outcomes (id, project_id, work_unit_id, definition_id, definition_version, value, reporter_key_id,
+           observed_at, ingested_at, revision, governance_sequence, provisional, evidence_ref, evidence_sha256,
+           supersedes_outcome_id, is_head)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1)`,
+      ).run(
+        outcome.id,
+        outcome.projectId,
+        outcome.workUnitId,
+        outcome.definitionId,
+        outcome.definitionVersion,
+        JSON.stringify(outcome.value),
+        outcome.reporterKeyId,
+        outcome.observedAt,
+        outcome.ingestedAt,
+        outcome.revision,
+        outcome.governanceSequence,
+        outcome.provisional ? 1 : 0,
+        outcome.evidenceRef,
+        outcome.evidenceSha256,
+        outcome.supersedesOutcomeId,
+      );
+      return { record: outcome, status: 201 };
+    });
+  }
+
+  async pruneIdempotency(nowIso: string): Promise<number> {
+    return this.transaction(() => this.sql('DELETE FROM idempotency WHERE expires_at <= ?').run(nowIso).changes);
+  }
+
+  // ---- governance reads --------------------------------------------------------------------
+
+  private read<T>(query: () => T): T {
+    try {
+      return query();
+    } catch (error) {
+      if (error instanceof Database.SqliteError) throw new StoreUnavailableError(`sqlite: ${error.code}`);
+      throw error;
+    }
+  }
+
+  private workUnitRow(projectId: string, id: string): WorkUnit | undefined {
+    const row = this.sql('SELECT * FROM work_units WHERE id = ? AND project_id = ?').get(id, projectId) as Row | undefined;
+    return row ? workUnitFromRow(row) : undefined;
+  }
+
+  async getWorkUnit(projectId: string, id: string): Promise<WorkUnitView | undefined> {
+    return this.read(() => {
+      const workUnit = this.workUnitRow(projectId, id);
+      if (!workUnit) return undefined;
+      const runs = (this.sql('SELECT * FROM runs WHERE work_unit_id = ? ORDER BY created_at, id').all(id) as Row[]).map(runFromRow);
+      const outcomes = (
+        this.sql('SELECT * FROM outcomes WHERE work_unit_id = ? ORDER BY governance_sequence').all(id) as Row[]
+      ).map(outcomeFromRow);
+      return { workUnit, runs, outcomes };
+    });
+  }
+
+  async getRun(projectId: string, id: string): Promise<Run | undefined> {
+    const row = this.read(() => this.sql('SELECT * FROM runs WHERE id = ? AND project_id = ?').get(id, projectId)) as
+      | Row
+      | undefined;
+    return row ? runFromRow(row) : undefined;
+  }
+
+  // ---- ledger ------------------------------------------------------------------------------
+
+  async reserve(input: ReserveInput): Promise<void> {
+    const nowIso = new Date(input.now).toISOString();
+    this.transaction(() => {
+      if (input.runId !== null) {
+        const admitted = this.sql(
+          `UPDATE runs SET reserved = reserved + ?
+           WHERE id = ? AND project_id = ? AND status = 'active' AND expires_at > ? AND committed + reserved + ? <= budget`,
+        ).run(input.reservationMicrosUsd, input.runId, input.projectId, nowIso, input.reservationMicrosUsd);
+        if (admitted.changes !== 1) {
+          const row = this.sql('SELECT * FROM runs WHERE id = ? AND project_id = ?').get(input.runId, input.projectId) as
+            | Row
+            | undefined;
+          throw reserveFailure(row ? runFromRow(row) : undefined, nowIso, input.reservationMicrosUsd);
+        }
+      }
+      this.sql(
+        `INSERT INTO attempts (id, project_id, key_id, run_id, state, reservation, lease_expires_at, owner, endpoint, alias,
+           connection, profile, upstream_model, created_at)
+         VALUES (?, ?, ?, ?, 'reserved', ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      ).run(
+        input.attemptId,
+        input.projectId,
+        input.keyId,
+        input.runId,
+        input.reservationMicrosUsd,
+        input.leaseExpiresAt,
+        input.owner,
+        input.endpoint,
+        input.alias,
+        input.connection,
+        input.profile,
+        input.upstreamModel,
+        input.createdAt,
+      );
+    });
+  }
+
+  async settle(input: SettleInput): Promise<void> {
+    this.transaction(() => this.settleInTransaction(input));
+  }
+
+  private settleInTransaction(input: SettleInput): void {
+    const attempt = this.sql('SELECT * FROM attempts WHERE id = ?').get(input.attemptId) as Row | undefined;
+    if (!attempt || attempt.state !== 'reserved') return;
+    const reservation = Number(attempt.reservation);
+    const amounts = settlementAmounts(input.state, reservation, input.costMicrosUsd);
+    if (attempt.run_id !== null) {
+      this.sql(
+        `UPDATE runs SET reserved = reserved - ?, committed = committed + ?, overrun = overrun + ?,
+           unknown_attempts = unknown_attempts + ? WHERE id = ?`,
+      ).run(reservation, amounts.commit, amounts.overrun, amounts.unknown, attempt.run_id);
+    }
+    this.sql('UPDATE attempts SET state = ?, cost = ?, settled_at = ? WHERE id = ?').run(
+      input.state,
+      amounts.commit,
+      input.settledAt,
+      input.attemptId,
+    );
+    this.sql(
+      `INSERT INTO audit (attempt_id, project_id, key_id, run_id, endpoint, alias, connection, profile, upstream_model, state,
+         reservation, cost, input_tokens, output_tokens, cache_creation_input_tokens, cache_read_input_tokens, outcome,
+         http_status, duration_ms, overran, created_at, settled_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    ).run(
+      input.attemptId,
+      attempt.project_id,
+      attempt.key_id,
+      attempt.run_id,
+      attempt.endpoint,
+      attempt.alias,
+      attempt.connection,
+      attempt.profile,
+      attempt.upstream_model,
+      input.state,
+      reservation,
+      amounts.commit,
+      input.usage?.inputTokens ?? null,
+      input.usage?.outputTokens ?? null,
+      input.usage?.cacheCreationInputTokens ?? null,
+      input.usage?.cacheReadInputTokens ?? null,
+      input.outcome,
+      input.httpStatus,
+      Math.round(input.durationMs),
+      amounts.overrun > 0 ? 1 : 0,
+      attempt.created_at,
+      input.settledAt,
+    );
+  }
+
+  async renewLease(attemptId: string, leaseExpiresAt: string): Promise<void> {
+    this.transaction(() => {
+      this.sql("UPDATE attempts SET lease_expires_at = ? WHERE id = ? AND state = 'reserved'").run(leaseExpiresAt, attemptId);
+    });
+  }
+
+  async reapExpiredAttempts(nowIso: string, liveOwner?: string): Promise<number> {
+    return this.transaction(() => {
+      const orphans = (
+        liveOwner === undefined
+          ? this.sql("SELECT id, created_at FROM attempts WHERE state = 'reserved' AND lease_expires_at <= ?").all(nowIso)
+          : this.sql(
+              "SELECT id, created_at FROM attempts WHERE state = 'reserved' AND (lease_expires_at <= ? OR owner <> ?)",
+            ).all(nowIso, liveOwner)
+      ) as Row[];
+      for (const row of orphans) {
+        this.settleInTransaction({
+          attemptId: String(row.id),
+          state: 'unknown',
+          costMicrosUsd: 0,
+          usage: null,
+          outcome: 'lease_expired',
+          httpStatus: null,
+          durationMs: Date.parse(nowIso) - Date.parse(String(row.created_at)),
+          settledAt: nowIso,
+        });
+      }
+      return orphans.length;
+    });
+  }
+
+  async listAudit(query: AuditQuery): Promise<AuditEntry[]> {
+    const conditions: string[] = ['sequence > ?'];
+    const values: unknown[] = [query.afterSequence ?? 0];
+    if (query.projectId !== undefined) {
+      conditions.push('project_id = ?');
+      values.push(query.projectId);
+    }
+    if (query.runId !== undefined) {
+      conditions.push('run_id = ?');
+      values.push(query.runId);
+    }
+    values.push(query.limit);
+    const rows = this.read(() =>
+      this.db.prepare(`SELECT * FROM audit WHERE ${conditions.join(' AND ')} ORDER BY sequence LIMIT ?`).all(...values),
+    ) as Row[];
+    return rows.map(auditFromRow);
+  }
+}
