@@ -29,7 +29,8 @@ export class BehaviourBook {
 
   set(behaviour: SimBehaviour, match: BehaviourMatch = {}): void {
     if (match.times !== undefined) {
-      if (!Number.isInteger(match.times) || match.times < 1) throw new RangeError('times must be a positive integer');
+      if (!Number.isInteger(match.times) || match.times < 1)
+        throw new RangeError('times must be a positive integer');
       this.counted.push({ behaviour, model: match.model, wire: match.wire, remaining: match.times });
       return;
     }

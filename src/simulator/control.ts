@@ -29,31 +29,37 @@ export function handleControl(
   response: ServerResponse,
 ): void {
   const route = `${method} ${path}`;
-  if (route === 'POST /_sim/behaviour') return setBehaviourFromBody(target, rawBody, response);
-  if (route === 'DELETE /_sim/behaviour') {
+  if (route === 'POST /_sim/behaviour') {
+    const problem = setBehaviourFromBody(target, rawBody);
+    if (problem === undefined) noContent(response);
+    else sendJson(response, 400, controlError(problem));
+  } else if (route === 'DELETE /_sim/behaviour') {
     target.behaviours.reset();
-    return noContent(response);
-  }
-  if (route === 'GET /_sim/requests') {
-    const filter: RequestFilter = { wire: query.get('wire') ?? undefined, model: query.get('model') ?? undefined };
-    return sendJson(response, 200, { requests: target.recorder.list(filter) });
-  }
-  if (route === 'DELETE /_sim/requests') {
+    noContent(response);
+  } else if (route === 'GET /_sim/requests') {
+    const filter: RequestFilter = {
+      wire: query.get('wire') ?? undefined,
+      model: query.get('model') ?? undefined,
+    };
+    sendJson(response, 200, { requests: target.recorder.list(filter) });
+  } else if (route === 'DELETE /_sim/requests') {
     target.recorder.clear();
-    return noContent(response);
+    noContent(response);
+  } else {
+    sendJson(response, 404, controlError(`No simulator control route ${route}`));
   }
-  sendJson(response, 404, controlError(`No simulator control route ${route}`));
 }
 
-function setBehaviourFromBody(target: ControlTarget, rawBody: Buffer, response: ServerResponse): void {
+/** Applies the body; returns what is wrong with it, if anything. */
+function setBehaviourFromBody(target: ControlTarget, rawBody: Buffer): string | undefined {
   let parsed: unknown;
   try {
     parsed = JSON.parse(rawBody.toString('utf8'));
   } catch {
-    return sendJson(response, 400, controlError('Body must be JSON: {behaviour, model?, wire?, times?}'));
+    return 'Body must be JSON: {behaviour, model?, wire?, times?}';
   }
   if (!isRecord(parsed) || !isRecord(parsed.behaviour)) {
-    return sendJson(response, 400, controlError('Body must be an object with an object `behaviour`'));
+    return 'Body must be an object with an object `behaviour`';
   }
   const match: BehaviourMatch = {
     model: typeof parsed.model === 'string' ? parsed.model : undefined,
@@ -63,9 +69,9 @@ function setBehaviourFromBody(target: ControlTarget, rawBody: Buffer, response: 
   try {
     target.behaviours.set(parsed.behaviour as SimBehaviour, match);
   } catch (error) {
-    return sendJson(response, 400, controlError((error as Error).message));
+    return (error as Error).message;
   }
-  noContent(response);
+  return undefined;
 }
 
 function noContent(response: ServerResponse): void {

@@ -14,7 +14,8 @@ async function main(): Promise<void> {
     },
   });
   const port = Number(values.port);
-  if (!Number.isInteger(port) || port < 0 || port > 65_535) throw new Error(`--port must be 0-65535, got ${values.port}`);
+  if (!Number.isInteger(port) || port < 0 || port > 65_535)
+    throw new Error(`--port must be 0-65535, got ${values.port}`);
   const simulator = await startSimulator({ port, host: values.host });
   process.stdout.write(`${simulator.url}\n`);
   const stop = () => {

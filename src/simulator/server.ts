@@ -78,7 +78,14 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     const call: BaseCall = { request, response, path, query, body: parsed.body, rawBody, params };
     const model = bound.wire.modelOf ? bound.wire.modelOf(call) : modelFromBody(parsed.body);
     recorder.add(
-      { wire: bound.wire.name, method, path, headers: request.headers, body: parsed.recorded, at: Date.now() },
+      {
+        wire: bound.wire.name,
+        method,
+        path,
+        headers: request.headers,
+        body: parsed.recorded,
+        at: Date.now(),
+      },
       model,
     );
     const behaviour = behaviours.resolve(bound.wire.name, model);
@@ -162,7 +169,10 @@ function modelFromBody(body: unknown): string | undefined {
 
 function failed(response: ServerResponse, error: unknown): void {
   if (!response.headersSent) {
-    sendJson(response, 500, { type: 'error', error: { type: 'api_error', message: `simulator: ${String(error)}` } });
+    sendJson(response, 500, {
+      type: 'error',
+      error: { type: 'api_error', message: `simulator: ${String(error)}` },
+    });
   } else {
     response.destroy();
   }

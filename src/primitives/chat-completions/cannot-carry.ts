@@ -117,7 +117,10 @@ function blockProblem(block: ContentBlockParam, role: MessageParam['role']): str
   }
 }
 
-function findToolResultProblem(content: ToolResultContentBlock[], field: string): UncarriableField | undefined {
+function findToolResultProblem(
+  content: ToolResultContentBlock[],
+  field: string,
+): UncarriableField | undefined {
   for (const [position, block] of content.entries()) {
     const reason = toolResultBlockProblem(block);
     if (reason !== undefined) return { field: `${field}.content[${position}]`, reason };
@@ -141,7 +144,9 @@ function toolResultBlockProblem(block: ToolResultContentBlock): string | undefin
 }
 
 function imageProblem(sourceType: 'base64' | 'url' | 'file'): string | undefined {
-  return sourceType === 'file' ? 'image source "file" needs a file store the chat wire does not share' : undefined;
+  return sourceType === 'file'
+    ? 'image source "file" needs a file store the chat wire does not share'
+    : undefined;
 }
 
 function documentProblem(block: Extract<ContentBlockParam, { type: 'document' }>): string | undefined {

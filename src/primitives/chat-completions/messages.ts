@@ -61,7 +61,10 @@ function userPart(block: ContentBlockParam, field: string): ChatUserPart {
     case 'image':
       switch (block.source.type) {
         case 'base64':
-          return { type: 'image_url', image_url: { url: `data:${block.source.media_type};base64,${block.source.data}` } };
+          return {
+            type: 'image_url',
+            image_url: { url: `data:${block.source.media_type};base64,${block.source.data}` },
+          };
         case 'url':
           return { type: 'image_url', image_url: { url: block.source.url } };
         case 'file':
@@ -93,7 +96,9 @@ function toolMessage(block: ToolResultBlock): ChatMessage {
 function toolResultText(block: ToolResultBlock): string {
   if (block.content === undefined) return '';
   if (typeof block.content === 'string') return block.content;
-  return block.content.map((part, position) => toolResultPartText(part, `tool_result.content[${position}]`)).join('\n');
+  return block.content
+    .map((part, position) => toolResultPartText(part, `tool_result.content[${position}]`))
+    .join('\n');
 }
 
 function toolResultPartText(block: ToolResultContentBlock, field: string): string {
@@ -130,15 +135,27 @@ function assistantTurn(blocks: ContentBlockParam[], field: string): ChatMessage[
   for (const [position, block] of blocks.entries()) {
     if (block.type === 'text') texts.push(block.text);
     else if (block.type === 'tool_use') toolCalls.push(toolCall(block));
-    else throw new CannotCarryError(`${field}.content[${position}]`, `a ${block.type} block in an assistant message cannot be carried`);
+    else
+      throw new CannotCarryError(
+        `${field}.content[${position}]`,
+        `a ${block.type} block in an assistant message cannot be carried`,
+      );
   }
   if (texts.length === 0 && toolCalls.length === 0) return [];
   const content = texts.length === 0 ? null : texts.join('\n');
-  return [toolCalls.length === 0 ? { role: 'assistant', content } : { role: 'assistant', content, tool_calls: toolCalls }];
+  return [
+    toolCalls.length === 0
+      ? { role: 'assistant', content }
+      : { role: 'assistant', content, tool_calls: toolCalls },
+  ];
 }
 
 function toolCall(block: ToolUseBlock): ChatToolCall {
-  return { id: block.id, type: 'function', function: { name: block.name, arguments: JSON.stringify(block.input) } };
+  return {
+    id: block.id,
+    type: 'function',
+    function: { name: block.name, arguments: JSON.stringify(block.input) },
+  };
 }
 
 function isPresent(value: string | null | undefined): value is string {

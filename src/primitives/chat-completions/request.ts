@@ -56,7 +56,9 @@ function samplingFields(request: MessagesRequest): Partial<ChatRequestBody> {
  */
 function toolFields(tools: Tool[] | undefined, choice: ToolChoice | undefined): Partial<ChatRequestBody> {
   if (tools === undefined || tools.length === 0) return {};
-  const fields: Partial<ChatRequestBody> = { tools: tools.map((tool, position) => functionTool(tool, position)) };
+  const fields: Partial<ChatRequestBody> = {
+    tools: tools.map((tool, position) => functionTool(tool, position)),
+  };
   if (choice === undefined) return fields;
   fields.tool_choice = chatToolChoice(choice);
   if (choice.type !== 'none' && choice.disable_parallel_tool_use === true) fields.parallel_tool_calls = false;
@@ -65,7 +67,10 @@ function toolFields(tools: Tool[] | undefined, choice: ToolChoice | undefined): 
 
 function functionTool(tool: Tool, position: number): ChatFunctionTool {
   if (!isCustomTool(tool)) {
-    throw new CannotCarryError(`tools[${position}]`, `vendora-defined tool type "${tool.type}" cannot be carried`);
+    throw new CannotCarryError(
+      `tools[${position}]`,
+      `vendora-defined tool type "${tool.type}" cannot be carried`,
+    );
   }
   const { name, description, input_schema: parameters } = tool;
   return {

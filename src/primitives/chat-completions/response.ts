@@ -52,12 +52,19 @@ function firstChoice(body: unknown): ChatChoice {
   return choice as ChatChoice;
 }
 
-function toolUseBlock(call: ChatResponseToolCall, position: number, context: TranslateContext): ResponseContentBlock {
+function toolUseBlock(
+  call: ChatResponseToolCall,
+  position: number,
+  context: TranslateContext,
+): ResponseContentBlock {
   const name = call.function?.name;
   if (typeof name !== 'string' || name.length === 0) {
     throw new UpstreamProtocolError(`tool call ${position} has no function name`);
   }
-  const id = typeof call.id === 'string' && call.id.length > 0 ? call.id : fallbackToolUseId(context.messageId, position);
+  const id =
+    typeof call.id === 'string' && call.id.length > 0
+      ? call.id
+      : fallbackToolUseId(context.messageId, position);
   const argumentsText = typeof call.function?.arguments === 'string' ? call.function.arguments : '';
   return { type: 'tool_use', id, name, input: parseToolArguments(argumentsText, name) };
 }

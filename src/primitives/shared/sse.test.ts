@@ -52,7 +52,11 @@ describe('readSse', () => {
   it('decodes a 4-byte character split across three chunks', async () => {
     const bytes = encoder.encode('event: x\ndata: 😀\n\n');
     const at = bytes.indexOf(0xf0);
-    const events = await collect([bytes.subarray(0, at + 1), bytes.subarray(at + 1, at + 3), bytes.subarray(at + 3)]);
+    const events = await collect([
+      bytes.subarray(0, at + 1),
+      bytes.subarray(at + 1, at + 3),
+      bytes.subarray(at + 3),
+    ]);
     expect(events).toEqual([{ event: 'x', data: '😀' }]);
   });
 
@@ -83,7 +87,9 @@ describe('createSseDecoder', () => {
 
 describe('encoder', () => {
   it('writes a named event', () => {
-    expect(encodeFrame({ event: 'ping', data: '{"type":"ping"}' })).toBe('event: ping\ndata: {"type":"ping"}\n\n');
+    expect(encodeFrame({ event: 'ping', data: '{"type":"ping"}' })).toBe(
+      'event: ping\ndata: {"type":"ping"}\n\n',
+    );
   });
 
   it('writes data-only events and splits multi-line data', () => {
@@ -92,7 +98,8 @@ describe('encoder', () => {
   });
 
   it('round-trips through the decoder', async () => {
-    const text = encodeSseEvent('m', 'a\nb') + encodeFrame({ event: 'message_stop', data: '{"type":"message_stop"}' });
+    const text =
+      encodeSseEvent('m', 'a\nb') + encodeFrame({ event: 'message_stop', data: '{"type":"message_stop"}' });
     expect(await collect([text])).toEqual([
       { event: 'm', data: 'a\nb' },
       { event: 'message_stop', data: '{"type":"message_stop"}' },

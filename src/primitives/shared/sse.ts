@@ -24,7 +24,9 @@ export function createSseDecoder(onEvent: (event: SseEvent) => void): SseDecoder
   const text = new TextDecoder('utf-8');
   const parser = createParser({
     onEvent: (message) => {
-      onEvent(message.event === undefined ? { data: message.data } : { event: message.event, data: message.data });
+      onEvent(
+        message.event === undefined ? { data: message.data } : { event: message.event, data: message.data },
+      );
     },
   });
   return {

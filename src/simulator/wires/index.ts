@@ -1,10 +1,8 @@
-/** Every simulated wire, in routing order. */
+/** Every simulated wire, in routing order (the first matching route wins). */
 import type { SimWire } from '../types.js';
+import { chatCompletionsWire } from './chat-completions.js';
+import { generateContentWire } from './generate-content.js';
 import { messagesWire } from './messages.js';
+import { responsesWire } from './responses.js';
 
-// TODO(lead): import the other wires once they exist and add them to the list below:
-// import { chatCompletionsWire } from './chat-completions.js';
-// import { responsesWire } from './responses.js';
-// import { generateContentWire } from './generate-content.js';
-
-export const defaultWires: SimWire[] = [messagesWire];
+export const defaultWires: SimWire[] = [messagesWire, chatCompletionsWire, responsesWire, generateContentWire];

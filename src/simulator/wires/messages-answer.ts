@@ -62,7 +62,8 @@ export function planAnswer(request: MessagesRequestBody, behaviour: SimBehaviour
     text,
     tools,
     stopReason,
-    stopSequence: stopReason === 'stop_sequence' ? (behaviour.stopSequence ?? firstStopSequence(request)) : null,
+    stopSequence:
+      stopReason === 'stop_sequence' ? (behaviour.stopSequence ?? firstStopSequence(request)) : null,
     usage: {
       input: given.input_tokens ?? estimateInputTokens(request),
       output: given.output_tokens ?? estimateOutputTokens(text, tools, request.max_tokens),
@@ -80,7 +81,8 @@ function firstStopSequence(request: MessagesRequestBody): string {
 export function estimateInputTokens(request: Pick<MessagesRequestBody, 'messages' | 'system'>): number {
   let bytes = textBytes(request.system);
   for (const message of request.messages) {
-    if (typeof message === 'object' && message !== null) bytes += textBytes((message as { content?: unknown }).content);
+    if (typeof message === 'object' && message !== null)
+      bytes += textBytes((message as { content?: unknown }).content);
   }
   return Math.max(1, Math.ceil(bytes / 4));
 }
@@ -126,7 +128,13 @@ export function messageBody(answer: Answer): Record<string, unknown> {
   const content: unknown[] = [];
   if (answer.text !== undefined) content.push({ type: 'text', text: answer.text, citations: null });
   for (const tool of answer.tools) {
-    content.push({ type: 'tool_use', id: tool.id, name: tool.name, input: tool.input, caller: { type: 'direct' } });
+    content.push({
+      type: 'tool_use',
+      id: tool.id,
+      name: tool.name,
+      input: tool.input,
+      caller: { type: 'direct' },
+    });
   }
   return {
     id: answer.id,
@@ -148,7 +156,9 @@ export function streamEvents(answer: Answer, behaviour: SimBehaviour): string[] 
   const push = (type: string, payload: Record<string, unknown>) =>
     events.push(encodeSseEvent(type, JSON.stringify({ type, ...payload })));
   const start = { ...messageBody(answer), content: [], stop_reason: null, stop_sequence: null };
-  push('message_start', { message: { ...start, usage: usageBody(answer, Math.min(1, answer.usage.output)) } });
+  push('message_start', {
+    message: { ...start, usage: usageBody(answer, Math.min(1, answer.usage.output)) },
+  });
   push('ping', {});
   let index = 0;
   if (answer.text !== undefined) {
@@ -212,7 +222,11 @@ const ERROR_TYPES: Record<number, string> = {
 };
 
 /** The upstream's own error envelope for an HTTP status (as the real vendor labels it). */
-export function errorBody(status: number, message: string | undefined, requestId: string): Record<string, unknown> {
+export function errorBody(
+  status: number,
+  message: string | undefined,
+  requestId: string,
+): Record<string, unknown> {
   const type = ERROR_TYPES[status] ?? (status >= 500 ? 'api_error' : 'invalid_request_error');
   return {
     type: 'error',

@@ -34,7 +34,8 @@ export const messagesWire: SimWire = {
 async function createMessage(call: SimCall): Promise<void> {
   const requestId = newRequestId();
   const invalid = validate(call.body, true);
-  if (invalid !== undefined) return sendJson(call.response, 400, errorBody(400, invalid, requestId), headers(requestId));
+  if (invalid !== undefined)
+    return sendJson(call.response, 400, errorBody(400, invalid, requestId), headers(requestId));
   if (answerWithError(call, requestId)) return;
   const request = call.body as MessagesRequestBody;
   const answer = planAnswer(request, call.behaviour);
@@ -45,11 +46,12 @@ async function createMessage(call: SimCall): Promise<void> {
 function countMessageTokens(call: SimCall): void {
   const requestId = newRequestId();
   const invalid = validate(call.body, false);
-  if (invalid !== undefined) return sendJson(call.response, 400, errorBody(400, invalid, requestId), headers(requestId));
-  if (answerWithError(call, requestId)) return;
-  const body = call.body as MessagesRequestBody;
-  const inputTokens = call.behaviour.usage?.input_tokens ?? countTokens(body);
-  sendJson(call.response, 200, { input_tokens: inputTokens }, headers(requestId));
+  if (invalid !== undefined) {
+    sendJson(call.response, 400, errorBody(400, invalid, requestId), headers(requestId));
+  } else if (!answerWithError(call, requestId)) {
+    const inputTokens = call.behaviour.usage?.input_tokens ?? countTokens(call.body as MessagesRequestBody);
+    sendJson(call.response, 200, { input_tokens: inputTokens }, headers(requestId));
+  }
 }
 
 function answerWithError(call: SimCall, requestId: string): boolean {
@@ -67,15 +69,21 @@ function headers(requestId: string): Record<string, string> {
 
 /** The upstream's own 400s for a body it cannot read (messages like the real wire's). */
 function validate(body: unknown, create: boolean): string | undefined {
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) return 'Request body must be a JSON object';
+  if (typeof body !== 'object' || body === null || Array.isArray(body))
+    return 'Request body must be a JSON object';
   const fields = body as Record<string, unknown>;
   if (typeof fields.model !== 'string' || fields.model.length === 0) return 'model: Field required';
   if (!Array.isArray(fields.messages)) return 'messages: Field required';
   if (!create) return undefined;
-  if (typeof fields.max_tokens !== 'number' || !Number.isInteger(fields.max_tokens) || fields.max_tokens < 0) {
+  if (
+    typeof fields.max_tokens !== 'number' ||
+    !Number.isInteger(fields.max_tokens) ||
+    fields.max_tokens < 0
+  ) {
     return 'max_tokens: Field required';
   }
-  if (fields.stream !== undefined && typeof fields.stream !== 'boolean') return 'stream: Input should be a valid boolean';
+  if (fields.stream !== undefined && typeof fields.stream !== 'boolean')
+    return 'stream: Input should be a valid boolean';
   return undefined;
 }
 
