@@ -44,7 +44,10 @@ export function buildResponsesRequest(
   if (request.tools !== undefined && request.tools.length > 0) body.tools = request.tools.map(functionTool);
   if (request.tool_choice !== undefined) {
     body.tool_choice = toolChoice(request.tool_choice);
-    if ('disable_parallel_tool_use' in request.tool_choice && request.tool_choice.disable_parallel_tool_use === true) {
+    if (
+      'disable_parallel_tool_use' in request.tool_choice &&
+      request.tool_choice.disable_parallel_tool_use === true
+    ) {
       body.parallel_tool_calls = false;
     }
   }
@@ -52,7 +55,9 @@ export function buildResponsesRequest(
   if (request.top_p !== undefined) body.top_p = request.top_p;
   const format = request.output_config?.format;
   if (format != null) {
-    body.text = { format: { type: 'json_schema', name: options.schemaName, schema: format.schema, strict: true } };
+    body.text = {
+      format: { type: 'json_schema', name: options.schemaName, schema: format.schema, strict: true },
+    };
   }
   if (request.stream === true) body.stream = true;
   return { path: '/responses', body };
@@ -77,7 +82,10 @@ function userItems(blocks: ContentBlockParam[]): InputItem[] {
     if (block.type === 'tool_result') outputs.push(functionCallOutput(block));
     else if (block.type === 'text') parts.push({ type: 'input_text', text: block.text });
     else if (block.type === 'image') parts.push(inputImage(block));
-    else throw new Error(`responses request: ${block.type} block in a user turn (responsesCannotCarry was skipped)`);
+    else
+      throw new Error(
+        `responses request: ${block.type} block in a user turn (responsesCannotCarry was skipped)`,
+      );
   }
   return parts.length > 0 ? [...outputs, { type: 'message', role: 'user', content: parts }] : outputs;
 }
@@ -94,9 +102,16 @@ function assistantItems(blocks: ContentBlockParam[]): InputItem[] {
       text.push({ type: 'output_text', text: block.text, annotations: [] });
     } else if (block.type === 'tool_use') {
       flushText();
-      items.push({ type: 'function_call', call_id: block.id, name: block.name, arguments: JSON.stringify(block.input) });
+      items.push({
+        type: 'function_call',
+        call_id: block.id,
+        name: block.name,
+        arguments: JSON.stringify(block.input),
+      });
     } else {
-      throw new Error(`responses request: ${block.type} block in an assistant turn (responsesCannotCarry was skipped)`);
+      throw new Error(
+        `responses request: ${block.type} block in an assistant turn (responsesCannotCarry was skipped)`,
+      );
     }
   }
   flushText();
@@ -105,7 +120,8 @@ function assistantItems(blocks: ContentBlockParam[]): InputItem[] {
 
 function functionCallOutput(block: ToolResultBlock): InputItem {
   const content = block.content ?? '';
-  if (typeof content === 'string') return { type: 'function_call_output', call_id: block.tool_use_id, output: content };
+  if (typeof content === 'string')
+    return { type: 'function_call_output', call_id: block.tool_use_id, output: content };
   const parts: InputPart[] = content.map((part) => {
     if (part.type === 'text') return { type: 'input_text', text: part.text };
     if (part.type === 'image') return inputImage(part);
@@ -113,7 +129,9 @@ function functionCallOutput(block: ToolResultBlock): InputItem {
   });
   // Text-only results travel as one string, the form every responses upstream accepts.
   const textOnly = parts.every((part) => part.type === 'input_text');
-  const output = textOnly ? parts.map((part) => (part.type === 'input_text' ? part.text : '')).join('\n') : parts;
+  const output = textOnly
+    ? parts.map((part) => (part.type === 'input_text' ? part.text : '')).join('\n')
+    : parts;
   return { type: 'function_call_output', call_id: block.tool_use_id, output };
 }
 
@@ -121,7 +139,11 @@ function inputImage(block: ImageBlock): InputImagePart {
   const source = block.source;
   switch (source.type) {
     case 'base64':
-      return { type: 'input_image', image_url: `data:${source.media_type};base64,${source.data}`, detail: 'auto' };
+      return {
+        type: 'input_image',
+        image_url: `data:${source.media_type};base64,${source.data}`,
+        detail: 'auto',
+      };
     case 'url':
       return { type: 'input_image', image_url: source.url, detail: 'auto' };
     case 'file':
@@ -136,7 +158,12 @@ function functionTool(tool: Tool): FunctionTool {
     throw new Error(`responses request: tool type ${tool.type} (responsesCannotCarry was skipped)`);
   }
   const custom = tool as CustomTool;
-  const mapped: FunctionTool = { type: 'function', name: custom.name, parameters: custom.input_schema, strict: custom.strict === true };
+  const mapped: FunctionTool = {
+    type: 'function',
+    name: custom.name,
+    parameters: custom.input_schema,
+    strict: custom.strict === true,
+  };
   if (custom.description !== undefined) mapped.description = custom.description;
   return mapped;
 }

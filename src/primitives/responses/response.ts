@@ -25,7 +25,8 @@ export function parseResponsesResponse(body: unknown, context: TranslateContext)
   }
   const hasToolUse = content.some((block) => block.type === 'tool_use');
   const usage = canonicalUsage(response.usage);
-  if (usage === undefined) throw new UpstreamProtocolError('responses: the response carries no usage, its cost cannot be known');
+  if (usage === undefined)
+    throw new UpstreamProtocolError('responses: the response carries no usage, its cost cannot be known');
   return {
     id: context.messageId,
     type: 'message',
@@ -51,7 +52,9 @@ function assertFinished(response: WireResponse): void {
   if (status === 'completed' || status === 'incomplete') return;
   if (status === 'failed') {
     const error = response.error ?? {};
-    throw new UpstreamProtocolError(`responses: upstream response failed: ${error.code ?? 'unknown'}: ${error.message ?? ''}`);
+    throw new UpstreamProtocolError(
+      `responses: upstream response failed: ${error.code ?? 'unknown'}: ${error.message ?? ''}`,
+    );
   }
   throw new UpstreamProtocolError(`responses: unexpected response status ${status}`);
 }
@@ -69,7 +72,9 @@ function itemBlocks(item: WireOutputItem): MappedBlock[] {
     if (typeof callId !== 'string' || typeof name !== 'string') {
       throw new UpstreamProtocolError('responses: a function_call item lacks call_id or name');
     }
-    return [{ block: { type: 'tool_use', id: callId, name, input: parseArguments(args, name) }, refusal: false }];
+    return [
+      { block: { type: 'tool_use', id: callId, name, input: parseArguments(args, name) }, refusal: false },
+    ];
   }
   return [];
 }
@@ -88,14 +93,16 @@ function partBlock(part: WireContentPart): MappedBlock[] {
 /** Function-call arguments (a JSON text) -> tool_use input. Empty text means no arguments. */
 export function parseArguments(args: unknown, name: string): Record<string, unknown> {
   if (args === undefined || args === null || args === '') return {};
-  if (typeof args !== 'string') throw new UpstreamProtocolError(`responses: arguments of ${name} are not a string`);
+  if (typeof args !== 'string')
+    throw new UpstreamProtocolError(`responses: arguments of ${name} are not a string`);
   let parsed: unknown;
   try {
     parsed = JSON.parse(args);
   } catch {
     throw new UpstreamProtocolError(`responses: arguments of ${name} are not valid JSON`);
   }
-  if (!isRecord(parsed)) throw new UpstreamProtocolError(`responses: arguments of ${name} are not a JSON object`);
+  if (!isRecord(parsed))
+    throw new UpstreamProtocolError(`responses: arguments of ${name} are not a JSON object`);
   return parsed;
 }
 

@@ -11,7 +11,13 @@ import type { WireError, WireOutputItem, WireResponse } from './wire-types.js';
 export type ResponsesStreamEvent =
   | { type: 'response.created'; response: WireResponse }
   | { type: 'response.output_item.added'; outputIndex: number; item: WireOutputItem }
-  | { type: 'response.content_part.added'; outputIndex: number; contentIndex: number; partType: string; text: string }
+  | {
+      type: 'response.content_part.added';
+      outputIndex: number;
+      contentIndex: number;
+      partType: string;
+      text: string;
+    }
   | { type: 'response.output_text.delta'; outputIndex: number; contentIndex: number; delta: string }
   | { type: 'response.refusal.delta'; outputIndex: number; contentIndex: number; delta: string }
   | { type: 'response.content_part.done'; outputIndex: number; contentIndex: number }
@@ -38,16 +44,32 @@ export function decodeResponsesEvent(event: SseEvent): ResponsesStreamEvent | un
       return { type, response: record(data.response, `${type}.response`) as WireResponse };
     case 'response.output_item.added':
     case 'response.output_item.done':
-      return { type, outputIndex: index(data.output_index), item: record(data.item, `${type}.item`) as WireOutputItem };
+      return {
+        type,
+        outputIndex: index(data.output_index),
+        item: record(data.item, `${type}.item`) as WireOutputItem,
+      };
     case 'response.content_part.added': {
       const part = record(data.part, `${type}.part`);
-      const text = typeof part.text === 'string' ? part.text : typeof part.refusal === 'string' ? part.refusal : '';
+      const text =
+        typeof part.text === 'string' ? part.text : typeof part.refusal === 'string' ? part.refusal : '';
       const partType = typeof part.type === 'string' ? part.type : '';
-      return { type, outputIndex: index(data.output_index), contentIndex: index(data.content_index), partType, text };
+      return {
+        type,
+        outputIndex: index(data.output_index),
+        contentIndex: index(data.content_index),
+        partType,
+        text,
+      };
     }
     case 'response.output_text.delta':
     case 'response.refusal.delta':
-      return { type, outputIndex: index(data.output_index), contentIndex: index(data.content_index), delta: text(data.delta) };
+      return {
+        type,
+        outputIndex: index(data.output_index),
+        contentIndex: index(data.content_index),
+        delta: text(data.delta),
+      };
     case 'response.content_part.done':
       return { type, outputIndex: index(data.output_index), contentIndex: index(data.content_index) };
     case 'response.function_call_arguments.delta':
@@ -70,7 +92,9 @@ function record(value: unknown, what: string): Record<string, unknown> {
 function index(value: unknown): number {
   if (value === undefined || value === null) return 0;
   if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0) {
-    throw new UpstreamProtocolError('responses stream: an output or content index is not a non-negative integer');
+    throw new UpstreamProtocolError(
+      'responses stream: an output or content index is not a non-negative integer',
+    );
   }
   return value;
 }
