@@ -45,6 +45,11 @@ import { acquireProcessLock, type ProcessLock } from './process-lock.js';
 export interface SqliteOptions {
   path: string;
   synchronous: 'normal' | 'full';
+  /**
+   * Take the one-writer lock file (the gateway does). Short-lived CLI commands that touch no
+   * budget (keys, audit) open the file without it and rely on SQLite's own locking.
+   */
+  exclusive?: boolean;
 }
 
 type Write<T> = { record: T; status: 200 | 201 };
@@ -58,7 +63,7 @@ export class SqliteStore implements Store {
   constructor(options: SqliteOptions) {
     if (options.path !== ':memory:') {
       mkdirSync(dirname(options.path), { recursive: true });
-      this.lock = acquireProcessLock(`${options.path}.lock`);
+      if (options.exclusive !== false) this.lock = acquireProcessLock(`${options.path}.lock`);
     }
     try {
       this.db = new Database(options.path);

@@ -1,0 +1,152 @@
+/**
+ * The ledger on PostgreSQL; each function runs inside the caller's READ COMMITTED transaction.
+ *
+ * - Admission is ONE conditional UPDATE on the Run row. Concurrent admissions queue on the row
+ *   lock and PostgreSQL re-evaluates the WHERE clause against the committed row (EvalPlanQual), so
+ *   the sum of admitted reservations never exceeds the budget, across any number of replicas. The
+ *   CHECK runs_within_budget backs it up. Only a refused admission reads the Run, to say why.
+ * - Settlement locks the attempt row first (FOR UPDATE), so a settle racing the reaper or a
+ *   retry applies once; then it updates the Run and appends the audit entry.
+ * - Reaping claims expired attempts with FOR UPDATE SKIP LOCKED, so replicas reap concurrently
+ *   without double-settling; claimed rows are settled in run_id order, so two reapers lock Runs in
+ *   the same order and cannot deadlock.
+ * Lock order everywhere: attempt, then Run.
+ */
+import type pg from 'pg';
+import type { ReserveInput, SettleInput } from '../port.js';
+import { type Row, runFromRow } from '../rows.js';
+import { reserveFailure, settlementAmounts } from '../rules.js';
+
+export async function reserveIn(client: pg.PoolClient, input: ReserveInput): Promise<void> {
+  if (input.runId !== null) {
+    const nowIso = new Date(input.now).toISOString();
+    const admitted = await client.query(
+      `UPDATE runs SET reserved = reserved + $1
+       WHERE id = $2 AND project_id = $3 AND status = 'active' AND expires_at > $4 AND committed + reserved + $1 <= budget
+       RETURNING id`,
+      [input.reservationMicrosUsd, input.runId, input.projectId, nowIso],
+    );
+    if (admitted.rowCount !== 1) {
+      const found = await client.query<Row>('SELECT * FROM runs WHERE id = $1 AND project_id = $2', [
+        input.runId,
+        input.projectId,
+      ]);
+      const row = found.rows[0];
+      throw reserveFailure(row ? runFromRow(row) : undefined, nowIso, input.reservationMicrosUsd);
+    }
+  }
+  await client.query(
+    `INSERT INTO attempts (id, project_id, key_id, run_id, state, reservation, lease_expires_at, owner, endpoint, alias,
+       connection, profile, upstream_model, created_at)
+     VALUES ($1, $2, $3, $4, 'reserved', $5, $6, $7, $8, $9, $10, $11, $12, $13)`,
+    [
+      input.attemptId,
+      input.projectId,
+      input.keyId,
+      input.runId,
+      input.reservationMicrosUsd,
+      input.leaseExpiresAt,
+      input.owner,
+      input.endpoint,
+      input.alias,
+      input.connection,
+      input.profile,
+      input.upstreamModel,
+      input.createdAt,
+    ],
+  );
+}
+
+/** Settles an attempt whose row this transaction has locked (state 'reserved'). */
+async function settleLocked(client: pg.PoolClient, attempt: Row, input: SettleInput): Promise<void> {
+  const reservation = Number(attempt.reservation);
+  const amounts = settlementAmounts(input.state, reservation, input.costMicrosUsd);
+  if (attempt.run_id !== null) {
+    await client.query(
+      `UPDATE runs SET reserved = reserved - $1, committed = committed + $2, overrun = overrun + $3,
+         unknown_attempts = unknown_attempts + $4 WHERE id = $5`,
+      [reservation, amounts.commit, amounts.overrun, amounts.unknown, attempt.run_id],
+    );
+  }
+  await client.query('UPDATE attempts SET state = $1, cost = $2, settled_at = $3 WHERE id = $4', [
+    input.state,
+    amounts.commit,
+    input.settledAt,
+    input.attemptId,
+  ]);
+  await client.query(
+    `INSERT INTO audit (attempt_id, project_id, key_id, run_id, endpoint, alias, connection, profile, upstream_model, state,
+       reservation, cost, input_tokens, output_tokens, cache_creation_input_tokens, cache_read_input_tokens, outcome,
+       http_status, duration_ms, overran, created_at, settled_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22)`,
+    [
+      input.attemptId,
+      attempt.project_id,
+      attempt.key_id,
+      attempt.run_id,
+      attempt.endpoint,
+      attempt.alias,
+      attempt.connection,
+      attempt.profile,
+      attempt.upstream_model,
+      input.state,
+      reservation,
+      amounts.commit,
+      input.usage?.inputTokens ?? null,
+      input.usage?.outputTokens ?? null,
+      input.usage?.cacheCreationInputTokens ?? null,
+      input.usage?.cacheReadInputTokens ?? null,
+      input.outcome,
+      input.httpStatus,
+      Math.round(input.durationMs),
+      amounts.overrun > 0,
+      attempt.created_at,
+      input.settledAt,
+    ],
+  );
+}
+
+/** Idempotent: an attempt already settled (or unknown) is left alone. */
+export async function settleIn(client: pg.PoolClient, input: SettleInput): Promise<void> {
+  const found = await client.query<Row>('SELECT * FROM attempts WHERE id = $1 FOR UPDATE', [input.attemptId]);
+  const attempt = found.rows[0];
+  if (attempt?.state !== 'reserved') return;
+  await settleLocked(client, attempt, input);
+}
+
+export async function renewLeaseIn(
+  client: pg.PoolClient,
+  attemptId: string,
+  leaseExpiresAt: string,
+): Promise<void> {
+  await client.query("UPDATE attempts SET lease_expires_at = $1 WHERE id = $2 AND state = 'reserved'", [
+    leaseExpiresAt,
+    attemptId,
+  ]);
+}
+
+/** Commits the full reservation of every claimable orphan; returns how many. */
+export async function reapIn(client: pg.PoolClient, nowIso: string, liveOwner?: string): Promise<number> {
+  const orphanFilter =
+    liveOwner === undefined ? 'lease_expires_at <= $1' : '(lease_expires_at <= $1 OR owner <> $2)';
+  const claimed = await client.query<Row>(
+    `SELECT * FROM attempts WHERE state = 'reserved' AND ${orphanFilter}
+     ORDER BY run_id NULLS FIRST, id FOR UPDATE SKIP LOCKED`,
+    liveOwner === undefined ? [nowIso] : [nowIso, liveOwner],
+  );
+  const nowMs = Date.parse(nowIso);
+  for (const attempt of claimed.rows) {
+    const createdMs = new Date(attempt.created_at as Date | string).getTime();
+    await settleLocked(client, attempt, {
+      attemptId: String(attempt.id),
+      state: 'unknown',
+      costMicrosUsd: 0,
+      usage: null,
+      outcome: 'lease_expired',
+      httpStatus: null,
+      durationMs: Math.max(0, nowMs - createdMs),
+      settledAt: nowIso,
+    });
+  }
+  return claimed.rows.length;
+}

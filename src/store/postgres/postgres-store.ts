@@ -1,0 +1,348 @@
+/**
+ * PostgreSQL adapter (several replicas share one database). Every operation is one transaction at
+ * READ COMMITTED; exactness across replicas comes from row locks and conditional updates, never
+ * from reading, deciding in code and writing:
+ * - budget admission and the Runs-per-Work-Unit limit are single conditional UPDATEs that
+ *   PostgreSQL re-checks against the committed row when they queued behind another writer;
+ * - idempotency waits on the unique index of the in-flight duplicate (idempotency.ts);
+ * - an Outcome revision locks the head row, and unique indexes catch any race (governance.ts);
+ * - ledger details are in ledger.ts; error mapping (503 vs domain errors) in errors.ts.
+ * This file owns the pool (pool.ts), the transaction boundary and the plain reads.
+ */
+import type pg from 'pg';
+import { StoreUnavailableError } from '../../errors/gateway-error.js';
+import type {
+  AuditEntry,
+  AuditQuery,
+  CloseRunInput,
+  CloseWorkUnitInput,
+  CreateRunInput,
+  CreateWorkUnitInput,
+  Idempotency,
+  IdempotentResult,
+  KeyRecord,
+  NewKey,
+  Outcome,
+  OutcomeDefinition,
+  Render,
+  ReportOutcomeInput,
+  ReserveInput,
+  Run,
+  SettleInput,
+  Store,
+  WorkUnit,
+  WorkUnitView,
+} from '../port.js';
+import { auditFromRow, keyFromRow, outcomeFromRow, type Row, runFromRow } from '../rows.js';
+import { connectionBroken, toStoreError } from './errors.js';
+import {
+  closeRunIn,
+  closeWorkUnitIn,
+  insertOutcomeRevision,
+  insertRun,
+  insertWorkUnit,
+  type Write,
+  workUnitRow,
+} from './governance.js';
+import { claimIdempotencyKey, storeIdempotentResponse } from './idempotency.js';
+import { reapIn, renewLeaseIn, reserveIn, settleIn } from './ledger.js';
+import { migrate } from './migrate.js';
+import { createPool, DEFAULT_CONNECT_TIMEOUT_MS, type PostgresOptions } from './pool.js';
+
+export type { PostgresOptions } from './pool.js';
+
+type Client = pg.PoolClient;
+
+const READ_COMMITTED = 'BEGIN ISOLATION LEVEL READ COMMITTED';
+/** Multi-statement reads see one snapshot; read-only REPEATABLE READ never fails to serialize. */
+const SNAPSHOT_READ = 'BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY';
+
+export class PostgresStore implements Store {
+  readonly kind = 'postgres' as const;
+  private readonly pool: pg.Pool;
+  private readonly lockTimeoutMs: number;
+  private readonly options: PostgresOptions;
+  private closed = false;
+
+  constructor(options: PostgresOptions) {
+    this.options = options;
+    const settings = createPool(options);
+    this.pool = settings.pool;
+    this.lockTimeoutMs = settings.lockTimeoutMs;
+  }
+
+  /** Runs `work` in one transaction on one connection; failures are mapped by toStoreError. */
+  private async transaction<T>(work: (client: Client) => Promise<T>, begin = READ_COMMITTED): Promise<T> {
+    let client: Client;
+    try {
+      client = await this.pool.connect();
+    } catch (error) {
+      throw toStoreError(error);
+    }
+    // A checked-out client has no pool listener: a server restart mid-transaction must not crash us.
+    const ignore = () => {};
+    client.on('error', ignore);
+    let broken = false;
+    try {
+      await client.query(begin);
+      const result = await work(client);
+      await client.query('COMMIT');
+      return result;
+    } catch (error) {
+      broken = connectionBroken(error);
+      if (!broken) {
+        try {
+          await client.query('ROLLBACK');
+        } catch {
+          broken = true;
+        }
+      }
+      throw toStoreError(error);
+    } finally {
+      client.off('error', ignore);
+      client.release(broken);
+    }
+  }
+
+  /** One statement outside an explicit transaction (autocommit is a transaction of its own). */
+  private async query<R extends pg.QueryResultRow = Row>(
+    text: string,
+    values: unknown[] = [],
+  ): Promise<pg.QueryResult<R>> {
+    try {
+      return await this.pool.query<R>(text, values);
+    } catch (error) {
+      throw toStoreError(error);
+    }
+  }
+
+  async migrate(): Promise<void> {
+    try {
+      await migrate({
+        connectionString: this.options.connectionString,
+        connectTimeoutMs: this.options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS,
+      });
+    } catch (error) {
+      throw toStoreError(error);
+    }
+  }
+
+  async ping(): Promise<void> {
+    try {
+      await this.pool.query('SELECT 1');
+    } catch (error) {
+      const mapped = toStoreError(error);
+      throw mapped instanceof StoreUnavailableError
+        ? mapped
+        : new StoreUnavailableError(`postgres: ${String(error)}`, { cause: error });
+    }
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await this.pool.end();
+  }
+
+  // ---- keys --------------------------------------------------------------------------------
+
+  async createKey(key: NewKey): Promise<void> {
+    await this.query(
+      'INSERT INTO gateway_keys (id, project_id, secret_hash, scopes, label, created_at) VALUES ($1, $2, $3, $4, $5, $6)',
+      [key.id, key.projectId, key.secretHash, JSON.stringify(key.scopes), key.label, key.createdAt],
+    );
+  }
+
+  async upsertConfiguredKey(key: NewKey): Promise<void> {
+    await this.query(
+      `INSERT INTO gateway_keys (id, project_id, secret_hash, scopes, label, created_at) VALUES ($1, $2, $3, $4, $5, $6)
+       ON CONFLICT (id) DO UPDATE SET project_id = excluded.project_id, secret_hash = excluded.secret_hash,
+         scopes = excluded.scopes, label = excluded.label, revoked_at = NULL`,
+      [key.id, key.projectId, key.secretHash, JSON.stringify(key.scopes), key.label, key.createdAt],
+    );
+  }
+
+  async findKeyByHash(secretHash: string): Promise<KeyRecord | undefined> {
+    const row = (await this.query('SELECT * FROM gateway_keys WHERE secret_hash = $1', [secretHash])).rows[0];
+    return row ? keyFromRow(row) : undefined;
+  }
+
+  async listKeys(projectId?: string): Promise<KeyRecord[]> {
+    const result =
+      projectId === undefined
+        ? await this.query('SELECT * FROM gateway_keys ORDER BY created_at, id')
+        : await this.query('SELECT * FROM gateway_keys WHERE project_id = $1 ORDER BY created_at, id', [
+            projectId,
+          ]);
+    return result.rows.map(keyFromRow);
+  }
+
+  async revokeKey(id: string, revokedAt: string): Promise<boolean> {
+    const result = await this.query(
+      'UPDATE gateway_keys SET revoked_at = COALESCE(revoked_at, $1) WHERE id = $2',
+      [revokedAt, id],
+    );
+    return result.rowCount === 1;
+  }
+
+  // ---- outcome definitions -----------------------------------------------------------------
+
+  async syncDefinitions(definitions: OutcomeDefinition[]): Promise<void> {
+    await this.transaction(async (client) => {
+      for (const definition of definitions) {
+        await client.query(
+          `INSERT INTO outcome_definitions (project_id, id, version, kind, allowed_values, enabled) VALUES ($1, $2, $3, $4, $5, $6)
+           ON CONFLICT (project_id, id, version) DO UPDATE SET enabled = excluded.enabled`,
+          [
+            definition.projectId,
+            definition.id,
+            definition.version,
+            definition.kind,
+            JSON.stringify(definition.allowedValues),
+            definition.enabled,
+          ],
+        );
+      }
+    });
+  }
+
+  async listDefinitions(projectId: string): Promise<OutcomeDefinition[]> {
+    const result = await this.query(
+      'SELECT * FROM outcome_definitions WHERE project_id = $1 ORDER BY id, version',
+      [projectId],
+    );
+    return result.rows.map((row) => ({
+      projectId: String(row.project_id),
+      id: String(row.id),
+      version: Number(row.version),
+      kind: row.kind as OutcomeDefinition['kind'],
+      allowedValues: row.allowed_values as Array<string | boolean>,
+      enabled: row.enabled === true,
+    }));
+  }
+
+  // ---- governance writes -------------------------------------------------------------------
+
+  /** One transaction: claim the key (or replay / conflict), do the write, store its response. */
+  private idempotent<T>(
+    idempotency: Idempotency,
+    render: Render<T>,
+    write: (client: Client) => Promise<Write<T>>,
+  ): Promise<IdempotentResult> {
+    // SET LOCAL bounds the wait for an in-flight duplicate (55P03 -> 409) for this transaction only.
+    const begin = `${READ_COMMITTED}; SET LOCAL lock_timeout = '${this.lockTimeoutMs}ms'`;
+    return this.transaction(async (client) => {
+      const claim = await claimIdempotencyKey(client, idempotency);
+      if (claim.kind === 'replay') return { status: 200, replayed: true, body: claim.body };
+      const { record, status } = await write(client);
+      const body = render(record);
+      await storeIdempotentResponse(client, idempotency, status, body);
+      return { status, replayed: false, body };
+    }, begin);
+  }
+
+  async createWorkUnit(
+    input: CreateWorkUnitInput,
+    idempotency: Idempotency,
+    render: Render<WorkUnit>,
+  ): Promise<IdempotentResult> {
+    return this.idempotent(idempotency, render, (client) => insertWorkUnit(client, input));
+  }
+
+  async closeWorkUnit(
+    input: CloseWorkUnitInput,
+    idempotency: Idempotency,
+    render: Render<WorkUnit>,
+  ): Promise<IdempotentResult> {
+    return this.idempotent(idempotency, render, (client) => closeWorkUnitIn(client, input));
+  }
+
+  async createRun(
+    input: CreateRunInput,
+    idempotency: Idempotency,
+    render: Render<Run>,
+  ): Promise<IdempotentResult> {
+    return this.idempotent(idempotency, render, (client) => insertRun(client, input));
+  }
+
+  async closeRun(
+    input: CloseRunInput,
+    idempotency: Idempotency,
+    render: Render<Run>,
+  ): Promise<IdempotentResult> {
+    return this.idempotent(idempotency, render, (client) => closeRunIn(client, input));
+  }
+
+  async reportOutcome(
+    input: ReportOutcomeInput,
+    idempotency: Idempotency,
+    render: Render<Outcome>,
+  ): Promise<IdempotentResult> {
+    return this.idempotent(idempotency, render, (client) => insertOutcomeRevision(client, input));
+  }
+
+  async pruneIdempotency(nowIso: string): Promise<number> {
+    return (await this.query('DELETE FROM idempotency WHERE expires_at <= $1', [nowIso])).rowCount ?? 0;
+  }
+
+  // ---- governance reads --------------------------------------------------------------------
+
+  async getWorkUnit(projectId: string, id: string): Promise<WorkUnitView | undefined> {
+    return this.transaction(async (client) => {
+      const workUnit = await workUnitRow(client, projectId, id, '');
+      if (!workUnit) return undefined;
+      const runs = await client.query<Row>(
+        'SELECT * FROM runs WHERE work_unit_id = $1 ORDER BY created_at, id',
+        [id],
+      );
+      const outcomes = await client.query<Row>(
+        'SELECT * FROM outcomes WHERE work_unit_id = $1 ORDER BY governance_sequence',
+        [id],
+      );
+      return { workUnit, runs: runs.rows.map(runFromRow), outcomes: outcomes.rows.map(outcomeFromRow) };
+    }, SNAPSHOT_READ);
+  }
+
+  async getRun(projectId: string, id: string): Promise<Run | undefined> {
+    const row = (await this.query('SELECT * FROM runs WHERE id = $1 AND project_id = $2', [id, projectId]))
+      .rows[0];
+    return row ? runFromRow(row) : undefined;
+  }
+
+  // ---- ledger (ledger.ts) ------------------------------------------------------------------
+
+  async reserve(input: ReserveInput): Promise<void> {
+    await this.transaction((client) => reserveIn(client, input));
+  }
+
+  async settle(input: SettleInput): Promise<void> {
+    await this.transaction((client) => settleIn(client, input));
+  }
+
+  async renewLease(attemptId: string, leaseExpiresAt: string): Promise<void> {
+    await this.transaction((client) => renewLeaseIn(client, attemptId, leaseExpiresAt));
+  }
+
+  async reapExpiredAttempts(nowIso: string, liveOwner?: string): Promise<number> {
+    return this.transaction((client) => reapIn(client, nowIso, liveOwner));
+  }
+
+  async listAudit(query: AuditQuery): Promise<AuditEntry[]> {
+    const conditions = ['sequence > $1'];
+    const values: unknown[] = [query.afterSequence ?? 0];
+    if (query.projectId !== undefined) {
+      values.push(query.projectId);
+      conditions.push(`project_id = $${values.length}`);
+    }
+    if (query.runId !== undefined) {
+      values.push(query.runId);
+      conditions.push(`run_id = $${values.length}`);
+    }
+    values.push(query.limit);
+    const result = await this.query(
+      `SELECT * FROM audit WHERE ${conditions.join(' AND ')} ORDER BY sequence LIMIT $${values.length}`,
+      values,
+    );
+    return result.rows.map(auditFromRow);
+  }
+}
