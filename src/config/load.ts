@@ -1,0 +1,59 @@
+/**
+ * Loads and validates the configuration once at boot. A bad file is refused with the file, the path
+ * inside it and the problem (`config.yaml: /projects/0/runs/max_ttl_seconds: must be >= 1`).
+ */
+import { readFileSync } from 'node:fs';
+import { Ajv } from 'ajv';
+import { parseDocument } from 'yaml';
+import { checkConfigSemantics } from './check.js';
+import { type Config, ConfigSchema } from './schema.js';
+
+export class ConfigError extends Error {
+  override readonly name = 'ConfigError';
+  constructor(
+    readonly file: string,
+    readonly problems: string[],
+  ) {
+    super(`invalid configuration ${file}:\n${problems.map((problem) => `  ${file}: ${problem}`).join('\n')}`);
+  }
+}
+
+const ajv = new Ajv({ allErrors: true, useDefaults: true, strict: false });
+const validate = ajv.compile(ConfigSchema);
+
+/** Validates an already-parsed configuration object (defaults are filled in place). */
+export function parseConfig(raw: unknown, file = '<config>', environment: NodeJS.ProcessEnv = process.env): Config {
+  if (!validate(raw)) {
+    const problems = (validate.errors ?? []).map((error) => {
+      const detail = error.keyword === 'additionalProperties'
+        ? `unknown field "${String((error.params as { additionalProperty: string }).additionalProperty)}"`
+        : error.keyword === 'enum' || error.keyword === 'const'
+          ? `${error.message} (${JSON.stringify(error.params)})`
+          : (error.message ?? 'invalid');
+      return `${error.instancePath || '/'}: ${detail}`;
+    });
+    throw new ConfigError(file, dedupe(problems));
+  }
+  const config = raw as Config;
+  const problems = checkConfigSemantics(config, environment);
+  if (problems.length > 0) throw new ConfigError(file, problems);
+  return config;
+}
+
+export function loadConfig(file: string, environment: NodeJS.ProcessEnv = process.env): Config {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (error) {
+    throw new ConfigError(file, [`cannot read the file (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`]);
+  }
+  const document = parseDocument(text, { prettyErrors: true });
+  if (document.errors.length > 0) {
+    throw new ConfigError(file, document.errors.map((error) => `YAML: ${error.message.split('\n')[0]}`));
+  }
+  return parseConfig(document.toJS() ?? {}, file, environment);
+}
+
+function dedupe(lines: string[]): string[] {
+  return [...new Set(lines)];
+}

@@ -1,0 +1,65 @@
+/**
+ * Gateway Key authentication. The key arrives in `x-api-key` or `Authorization: Bearer`; both
+ * present and different fails. Secrets are hashed (SHA-256) before lookup and never logged or
+ * forwarded. Lookups are cached for two seconds, so a revocation takes effect within two seconds.
+ */
+import type { IncomingHttpHeaders } from 'node:http';
+import { GatewayError } from '../errors/gateway-error.js';
+import type { Caller } from '../governance/service.js';
+import type { Clock } from '../lib/clock.js';
+import { KEY_SECRET_PATTERN, hashSecret } from '../lib/secrets.js';
+import type { Store } from '../store/port.js';
+
+const CACHE_MS = 2000;
+
+function presentedSecret(headers: IncomingHttpHeaders): string {
+  const apiKey = headers['x-api-key'];
+  const authorization = headers.authorization;
+  if (Array.isArray(apiKey)) throw new GatewayError('authentication_failed', 'Send one x-api-key header.');
+  let bearer: string | undefined;
+  if (authorization !== undefined) {
+    const match = /^Bearer\s+(\S+)\s*$/i.exec(authorization);
+    if (!match) throw new GatewayError('authentication_failed', 'Authorization must be "Bearer <Gateway Key>".');
+    bearer = match[1];
+  }
+  if (apiKey !== undefined && bearer !== undefined && apiKey !== bearer) {
+    throw new GatewayError('authentication_failed', 'x-api-key and Authorization carry different credentials.');
+  }
+  const secret = apiKey ?? bearer;
+  if (secret === undefined || secret === '') {
+    throw new GatewayError('authentication_failed', 'A Gateway Key is required (x-api-key or Authorization: Bearer).');
+  }
+  if (!KEY_SECRET_PATTERN.test(secret)) throw new GatewayError('authentication_failed', 'Invalid Gateway Key.');
+  return secret;
+}
+
+export class Authenticator {
+  private readonly cache = new Map<string, { caller: Caller | undefined; expiresMs: number }>();
+
+  constructor(
+    private readonly store: Store,
+    private readonly clock: Clock,
+  ) {}
+
+  async authenticate(headers: IncomingHttpHeaders): Promise<Caller> {
+    const hash = hashSecret(presentedSecret(headers));
+    const now = this.clock.now();
+    let entry = this.cache.get(hash);
+    if (!entry || entry.expiresMs <= now) {
+      const key = await this.store.findKeyByHash(hash);
+      const caller = key && key.revokedAt === null ? { keyId: key.id, projectId: key.projectId, scopes: key.scopes } : undefined;
+      entry = { caller, expiresMs: now + CACHE_MS };
+      if (this.cache.size > 10_000) this.cache.clear();
+      this.cache.set(hash, entry);
+    }
+    if (!entry.caller) throw new GatewayError('authentication_failed', 'Invalid or revoked Gateway Key.');
+    return entry.caller;
+  }
+}
+
+export function requireScopes(caller: Caller, scopes: readonly string[]): void {
+  const missing = scopes.filter((scope) => !caller.scopes.includes(scope));
+  if (missing.length > 0) {
+    throw new GatewayError('gateway_key_scope_denied', `The Gateway Key lacks the scope ${missing.join(' and ')}.`);
+  }
+}

@@ -1,0 +1,59 @@
+/**
+ * Turns anything thrown by a route into a response in the route's dialect. Unknown errors become
+ * 500 internal_error with the request id; the stack goes to the log, never to the client.
+ */
+import type { FastifyError, FastifyInstance } from 'fastify';
+import { GatewayError, StoreUnavailableError } from '../errors/gateway-error.js';
+import { dialectOf, renderError } from '../errors/render.js';
+
+function asGatewayError(error: unknown, path: string): GatewayError | undefined {
+  if (error instanceof GatewayError) return error;
+  if (error instanceof StoreUnavailableError) {
+    return path.startsWith('/svc/')
+      ? new GatewayError('governance_unavailable', 'The governance store cannot be reached; nothing was written. Retry later.', {
+          retryAfter: '1',
+        })
+      : new GatewayError('run_governance_unavailable', 'The ledger cannot be reached; the call was not admitted. Retry later.', {
+          retryAfter: '1',
+        });
+  }
+  const fastifyError = error as FastifyError;
+  switch (fastifyError.code) {
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return path.startsWith('/svc/')
+        ? new GatewayError('invalid_request', 'The request body exceeds 16 KiB.')
+        : new GatewayError('request_too_large', 'The request body exceeds the configured limit.');
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+    case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+    case 'FST_ERR_CTP_INVALID_JSON_BODY':
+      return new GatewayError('invalid_request', fastifyError.message);
+    default:
+      if (typeof fastifyError.statusCode === 'number' && fastifyError.statusCode >= 400 && fastifyError.statusCode < 500) {
+        return new GatewayError('invalid_request', fastifyError.message);
+      }
+      return undefined;
+  }
+}
+
+export function registerErrorHandling(app: FastifyInstance): void {
+  app.setErrorHandler((error, request, reply) => {
+    const path = request.url.split('?')[0]!;
+    let gatewayError = asGatewayError(error, path);
+    if (!gatewayError) {
+      request.log.error({ err: error }, 'unhandled error');
+      gatewayError = new GatewayError('internal_error', `Internal error; quote request id ${request.id}.`);
+    } else if (gatewayError.status >= 500) {
+      request.log.warn({ code: gatewayError.code, message: gatewayError.message }, 'request failed');
+    }
+    const rendered = renderError(dialectOf(path), gatewayError, request.id);
+    return reply.code(rendered.status).headers(rendered.headers).send(rendered.body);
+  });
+
+  app.setNotFoundHandler((request, reply) => {
+    const path = request.url.split('?')[0]!;
+    const error = new GatewayError('route_not_found', `No endpoint ${request.method} ${path}.`);
+    const rendered = renderError(dialectOf(path), error, request.id);
+    return reply.code(rendered.status).send(rendered.body);
+  });
+}

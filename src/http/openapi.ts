@@ -1,0 +1,113 @@
+/**
+ * GET /svc/v1/openapi.json: an OpenAPI 3.1 document built from the same TypeBox schemas that
+ * validate the requests, so the two cannot drift.
+ */
+import type { TSchema } from '@sinclair/typebox';
+import {
+  CloseRunBody,
+  CloseWorkUnitBody,
+  CreateRunBody,
+  CreateWorkUnitBody,
+  ErrorBody,
+  OutcomeRecord,
+  ReportOutcomeBody,
+  RunRecord,
+  WorkUnitRecord,
+  WorkUnitView,
+} from '../governance/schemas.js';
+
+const API_VERSION = '0.8.4';
+
+/** Plain JSON Schema (TypeBox adds symbol keys only, which JSON.stringify drops). */
+function schema(value: TSchema): Record<string, unknown> {
+  return JSON.parse(JSON.stringify(value)) as Record<string, unknown>;
+}
+
+const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
+
+function errors(...statuses: number[]) {
+  return Object.fromEntries(
+    statuses.map((status) => [
+      String(status),
+      { description: 'Error', content: { 'application/json': { schema: ref('Error') } } },
+    ]),
+  );
+}
+
+const idempotencyKey = {
+  name: 'Idempotency-Key',
+  in: 'header',
+  required: true,
+  description: '1-255 visible ASCII characters; scoped to (Project, Gateway Key); retained 24 h.',
+  schema: { type: 'string', minLength: 1, maxLength: 255, pattern: '^[\\x21-\\x7e]+$' },
+};
+const idParameter = { name: 'id', in: 'path', required: true, schema: { type: 'string' } };
+
+function write(summary: string, scope: string, body: string, response: string, extraErrors: number[], path = false) {
+  return {
+    summary,
+    description: `Scope: ${scope}. First success 201; replay with the same key and body 200.`,
+    parameters: path ? [idParameter, idempotencyKey] : [idempotencyKey],
+    requestBody: { required: true, content: { 'application/json': { schema: ref(body) } } },
+    responses: {
+      '201': { description: 'Created', content: { 'application/json': { schema: ref(response) } } },
+      '200': { description: 'Replayed or already in that state', content: { 'application/json': { schema: ref(response) } } },
+      ...errors(400, 401, 403, 409, 429, 503, ...extraErrors),
+    },
+  };
+}
+
+function read(summary: string, response: string) {
+  return {
+    summary,
+    description: 'Scope: governance:read.',
+    parameters: [idParameter],
+    responses: {
+      '200': { description: 'OK', content: { 'application/json': { schema: ref(response) } } },
+      ...errors(401, 403, 404, 429, 503),
+    },
+  };
+}
+
+export function buildOpenApiDocument() {
+  return {
+    openapi: '3.1.0',
+    info: {
+      title: 'svc gateway governance API',
+      version: API_VERSION,
+      description: 'Work Units, Runs and Outcomes. Experimental until a business pilot validates the boundary.',
+    },
+    servers: [{ url: '/' }],
+    security: [{ gatewayKey: [] }],
+    paths: {
+      '/svc/v1/work-units': {
+        post: write('Create a Work Unit', 'work_unit:create', 'CreateWorkUnitBody', 'WorkUnit', []),
+      },
+      '/svc/v1/work-units/{id}': { get: read('Read a Work Unit with its Runs and Outcomes', 'WorkUnitView') },
+      '/svc/v1/work-units/{id}/close': {
+        post: write('Close a Work Unit', 'work_unit:create', 'CloseWorkUnitBody', 'WorkUnit', [404], true),
+      },
+      '/svc/v1/work-units/{id}/outcomes': {
+        post: write('Report an Outcome or a revision', 'outcome:write', 'ReportOutcomeBody', 'Outcome', [404], true),
+      },
+      '/svc/v1/runs': { post: write('Create a Run', 'run:create', 'CreateRunBody', 'Run', [404]) },
+      '/svc/v1/runs/{id}': { get: read('Read a Run', 'Run') },
+      '/svc/v1/runs/{id}/close': { post: write('Close a Run', 'run:create', 'CloseRunBody', 'Run', [404], true) },
+    },
+    components: {
+      securitySchemes: { gatewayKey: { type: 'http', scheme: 'bearer', description: 'Authorization: Bearer gw_...' } },
+      schemas: {
+        CreateWorkUnitBody: schema(CreateWorkUnitBody),
+        CloseWorkUnitBody: schema(CloseWorkUnitBody),
+        CreateRunBody: schema(CreateRunBody),
+        CloseRunBody: schema(CloseRunBody),
+        ReportOutcomeBody: schema(ReportOutcomeBody),
+        WorkUnit: schema(WorkUnitRecord),
+        WorkUnitView: schema(WorkUnitView),
+        Run: schema(RunRecord),
+        Outcome: schema(OutcomeRecord),
+        Error: schema(ErrorBody),
+      },
+    },
+  };
+}

@@ -1,0 +1,32 @@
+/**
+ * Structured JSON logs (pino). Credential-bearing fields are redacted wherever they appear; request
+ * and response bodies are never logged.
+ */
+import { pino, type DestinationStream, type Logger } from 'pino';
+
+export const REDACTED_PATHS = [
+  'req.headers.authorization',
+  'req.headers["x-api-key"]',
+  'headers.authorization',
+  'headers["x-api-key"]',
+  '*.authorization',
+  '*["x-api-key"]',
+  'secret',
+  '*.secret',
+  'apiKey',
+  '*.apiKey',
+  'password',
+  '*.password',
+];
+
+export function createLogger(level: string, destination?: DestinationStream): Logger {
+  return pino(
+    {
+      level,
+      base: { service: 'svc-gateway' },
+      timestamp: pino.stdTimeFunctions.isoTime,
+      redact: { paths: REDACTED_PATHS, censor: '[redacted]' },
+    },
+    destination,
+  );
+}

@@ -1,0 +1,147 @@
+#!/usr/bin/env node
+/**
+ * svc-gateway: the command line and composition root. The only file that reads process.env.
+ *   serve         start the gateway (store, migrations, HTTP listener)
+ *   migrate       apply store migrations and exit
+ *   check-config  validate the configuration file and exit
+ *   keys create|list|revoke   manage Gateway Keys (a created secret is printed once)
+ */
+import { Command } from 'commander';
+import { SCOPES, type Config } from './config/schema.js';
+import { ConfigError, loadConfig } from './config/load.js';
+import { newId } from './lib/ids.js';
+import { createLogger } from './lib/logger.js';
+import { hashSecret, newKeySecret } from './lib/secrets.js';
+import { bootstrapStore } from './startup/bootstrap.js';
+import { startGateway } from './startup/gateway-server.js';
+import { openStore } from './startup/open-store.js';
+
+const DEFAULT_CONFIG = 'config/quickstart.yaml';
+
+function configPath(option: string | undefined): string {
+  return option ?? process.env.SVC_CONFIG ?? DEFAULT_CONFIG;
+}
+
+function load(option: string | undefined): Config {
+  return loadConfig(configPath(option), process.env);
+}
+
+async function withStore<T>(option: string | undefined, work: (store: Awaited<ReturnType<typeof openStore>>, config: Config) => Promise<T>) {
+  const config = load(option);
+  const store = await openStore(config, process.env, { exclusive: false });
+  try {
+    await bootstrapStore(store, config, process.env);
+    return await work(store, config);
+  } finally {
+    await store.close();
+  }
+}
+
+async function serve(option: string | undefined): Promise<void> {
+  const config = load(option);
+  const logger = createLogger(config.logging.level);
+  const gateway = await startGateway({ config, environment: process.env, logger });
+  process.stderr.write(banner(gateway.url, config));
+  let stopping = false;
+  const stop = (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, 'shutting down: draining in-flight requests');
+    gateway.close().then(
+      () => process.exit(0),
+      (error: unknown) => {
+        logger.error({ err: error }, 'shutdown failed');
+        process.exit(1);
+      },
+    );
+  };
+  process.on('SIGTERM', () => stop('SIGTERM'));
+  process.on('SIGINT', () => stop('SIGINT'));
+}
+
+function banner(url: string, config: Config): string {
+  const lines = [`\nsvc gateway listening on ${url} (store: ${config.store.kind})`];
+  if (config.quickstart) {
+    const keyFile = config.quickstart.key_file;
+    lines.push(
+      `Quick-start Gateway Key (all scopes, project ${config.quickstart.project}) is in ${keyFile}. Try:`,
+      `  curl -s ${url}/v1/messages -H "x-api-key: $(cat ${keyFile})" -H 'vendora-version: 2023-06-01' \\`,
+      `    -H 'content-type: application/json' -d '{"model":"demo","max_tokens":64,"messages":[{"role":"user","content":"Hello"}]}'`,
+      `  curl -s ${url}/svc/v1/work-units -H "Authorization: Bearer $(cat ${keyFile})" -H 'Idempotency-Key: wu-1' \\`,
+      `    -H 'content-type: application/json' -d '{}'`,
+    );
+  }
+  return `${lines.join('\n')}\n\n`;
+}
+
+const program = new Command('svc-gateway').description('LLM gateway with run governance').showHelpAfterError();
+const configOption = ['-c, --config <file>', `configuration file (default: $SVC_CONFIG or ${DEFAULT_CONFIG})`] as const;
+
+program.command('serve').description('start the gateway').option(...configOption).action(async (options: { config?: string }) => {
+  await serve(options.config);
+});
+
+program.command('migrate').description('apply store migrations and exit').option(...configOption).action(async (options: { config?: string }) => {
+  await withStore(options.config, async (store) => {
+    process.stdout.write(`migrations applied (${store.kind})\n`);
+  });
+});
+
+program
+  .command('check-config')
+  .description('validate the configuration file and exit')
+  .option(...configOption)
+  .action((options: { config?: string }) => {
+    const config = load(options.config);
+    process.stdout.write(
+      `${configPath(options.config)}: OK (${config.projects.length} projects, ${config.connections.length} connections, ${config.models.length} model aliases)\n`,
+    );
+  });
+
+const keys = program.command('keys').description('manage Gateway Keys');
+keys
+  .command('create')
+  .description('create a Gateway Key; its secret is printed once and stored only as a SHA-256 hash')
+  .requiredOption('--project <id>', 'Project the key belongs to')
+  .requiredOption('--scopes <list>', `comma-separated scopes (${SCOPES.join(', ')})`)
+  .option('--label <text>', 'free-text label')
+  .option(...configOption)
+  .action(async (options: { project: string; scopes: string; label?: string; config?: string }) => {
+    const scopes = options.scopes.split(',').map((scope) => scope.trim()).filter(Boolean);
+    const unknown = scopes.filter((scope) => !(SCOPES as readonly string[]).includes(scope));
+    if (unknown.length > 0 || scopes.length === 0) throw new Error(`unknown scopes: ${unknown.join(', ') || '(none given)'}`);
+    await withStore(options.config, async (store, config) => {
+      if (!config.projects.some((project) => project.id === options.project)) throw new Error(`unknown project ${options.project}`);
+      const secret = newKeySecret();
+      const id = newId('key');
+      await store.createKey({ id, projectId: options.project, secretHash: hashSecret(secret), scopes, label: options.label ?? null, createdAt: new Date().toISOString() });
+      process.stdout.write(`${JSON.stringify({ id, project: options.project, scopes, secret })}\n`);
+      process.stderr.write('The secret is shown once; store it now.\n');
+    });
+  });
+keys
+  .command('list')
+  .description('list Gateway Keys (never their secrets)')
+  .option('--project <id>', 'only this Project')
+  .option(...configOption)
+  .action(async (options: { project?: string; config?: string }) => {
+    await withStore(options.config, async (store) => {
+      for (const key of await store.listKeys(options.project)) process.stdout.write(`${JSON.stringify(key)}\n`);
+    });
+  });
+keys
+  .command('revoke <id>')
+  .description('revoke a Gateway Key (takes effect within 2 seconds)')
+  .option(...configOption)
+  .action(async (id: string, options: { config?: string }) => {
+    await withStore(options.config, async (store) => {
+      if (!(await store.revokeKey(id, new Date().toISOString()))) throw new Error(`no key ${id}`);
+      process.stdout.write(`revoked ${id}\n`);
+    });
+  });
+
+program.parseAsync(process.argv).catch((error: unknown) => {
+  if (error instanceof ConfigError) process.stderr.write(`${error.message}\n`);
+  else process.stderr.write(`svc-gateway: ${(error as Error).message}\n`);
+  process.exit(2);
+});

@@ -1,0 +1,153 @@
+/**
+ * Starts a real gateway on 127.0.0.1 (random port) over a fresh store for one test file:
+ * SQLite in a temporary folder, or PostgreSQL in a database created for it and dropped after.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Writable } from 'node:stream';
+import type { FastifyInstance } from 'fastify';
+import { buildApp } from '../../src/app.js';
+import { parseConfig } from '../../src/config/load.js';
+import { type Config, SCOPES } from '../../src/config/schema.js';
+import { type Clock, systemClock } from '../../src/lib/clock.js';
+import { newId } from '../../src/lib/ids.js';
+import { createLogger } from '../../src/lib/logger.js';
+import { hashSecret, newKeySecret } from '../../src/lib/secrets.js';
+import { bootstrapStore } from '../../src/startup/bootstrap.js';
+import { openStore } from '../../src/startup/open-store.js';
+import type { Store } from '../../src/store/port.js';
+
+export type StoreKind = 'sqlite' | 'postgres';
+
+export interface TestGateway {
+  url: string;
+  app: FastifyInstance;
+  store: Store;
+  config: Config;
+  /** Every log line the gateway wrote, as text. */
+  logs: string[];
+  /** Creates a Gateway Key in `project` with `scopes` (default: all) and returns its secret. */
+  key(project?: string, scopes?: readonly string[]): Promise<string>;
+  close(): Promise<void>;
+}
+
+export interface TestGatewayOptions {
+  store?: StoreKind;
+  /** Raw configuration fields merged over the defaults below (top-level keys replaced). */
+  config?: Record<string, unknown>;
+  environment?: NodeJS.ProcessEnv;
+  clock?: Clock;
+}
+
+export function baseConfig(): Record<string, unknown> {
+  const project = (id: string) => ({
+    id,
+    runs: { default_budget_micros_usd: 1_000_000, max_budget_micros_usd: 50_000_000, default_ttl_seconds: 3600, max_ttl_seconds: 86_400 },
+    rate_limit: { requests_per_second: 1000, burst: 1000 },
+    outcome_definitions: [
+      { id: 'odef_resolved', version: 1, kind: 'BOOLEAN', enabled: true },
+      { id: 'odef_csat', version: 2, kind: 'CATEGORICAL', allowed_values: ['happy', 'neutral', 'unhappy'], enabled: true },
+      { id: 'odef_retired', version: 1, kind: 'BOOLEAN', enabled: false },
+    ],
+  });
+  return {
+    listen: { host: '127.0.0.1', port: 0 },
+    logging: { level: 'info' },
+    projects: [project('prj_a'), project('prj_b')],
+  };
+}
+
+export async function startTestGateway(options: TestGatewayOptions = {}): Promise<TestGateway> {
+  const kind = options.store ?? 'sqlite';
+  const environment = { ...options.environment };
+  const cleanups: Array<() => Promise<void> | void> = [];
+  const raw: Record<string, unknown> = { ...baseConfig(), ...options.config };
+  if (kind === 'sqlite') {
+    const folder = mkdtempSync(join(tmpdir(), 'svc-test-'));
+    cleanups.push(() => rmSync(folder, { recursive: true, force: true }));
+    raw.store = { kind: 'sqlite', sqlite: { path: join(folder, 'svc.db') } };
+    raw.data_dir = folder;
+  } else {
+    const { createTestDatabase } = await import('./postgres.js');
+    const database = await createTestDatabase();
+    cleanups.push(() => database.drop());
+    environment.SVC_TEST_DATABASE_URL = database.url;
+    raw.store = { kind: 'postgres', postgres: { url_env: 'SVC_TEST_DATABASE_URL' } };
+    const folder = mkdtempSync(join(tmpdir(), 'svc-test-'));
+    cleanups.push(() => rmSync(folder, { recursive: true, force: true }));
+    raw.data_dir = folder;
+  }
+  const config = parseConfig(raw, 'test-config', environment);
+  const logs: string[] = [];
+  const logger = createLogger(config.logging.level, new Writable({
+    write(chunk, _encoding, done) {
+      logs.push(String(chunk));
+      done();
+    },
+  }));
+  const store = await openStore(config, environment);
+  await bootstrapStore(store, config, environment);
+  const app = await buildApp({ config, store, clock: options.clock ?? systemClock, logger });
+  const url = await app.listen({ host: '127.0.0.1', port: 0 });
+  return {
+    url,
+    app,
+    store,
+    config,
+    logs,
+    async key(project = 'prj_a', scopes = SCOPES) {
+      const secret = newKeySecret();
+      await store.createKey({
+        id: newId('key'),
+        projectId: project,
+        secretHash: hashSecret(secret),
+        scopes: [...scopes],
+        label: 'test',
+        createdAt: new Date().toISOString(),
+      });
+      return secret;
+    },
+    async close() {
+      await app.close();
+      await store.close();
+      for (const cleanup of cleanups.reverse()) await cleanup();
+    },
+  };
+}
+
+export interface CallOptions {
+  key?: string;
+  body?: unknown;
+  rawBody?: string;
+  headers?: Record<string, string>;
+  idempotencyKey?: string;
+}
+
+export interface CallResult {
+  status: number;
+  headers: Headers;
+  body: any;
+}
+
+/** One HTTP call with fetch; JSON bodies parsed. */
+export async function call(base: string, method: string, path: string, options: CallOptions = {}): Promise<CallResult> {
+  const headers: Record<string, string> = { ...options.headers };
+  if (options.key !== undefined) headers.authorization ??= `Bearer ${options.key}`;
+  if (options.idempotencyKey !== undefined) headers['idempotency-key'] = options.idempotencyKey;
+  let body: string | undefined;
+  if (options.rawBody !== undefined) body = options.rawBody;
+  else if (options.body !== undefined) {
+    body = JSON.stringify(options.body);
+    headers['content-type'] ??= 'application/json';
+  }
+  const response = await fetch(`${base}${path}`, { method, headers, body });
+  const text = await response.text();
+  let parsed: unknown = text;
+  try {
+    parsed = text ? JSON.parse(text) : undefined;
+  } catch {
+    // keep text
+  }
+  return { status: response.status, headers: response.headers, body: parsed };
+}
