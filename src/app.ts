@@ -15,12 +15,19 @@ import { registerHealthRoutes } from './http/health-routes.js';
 import { randomBase32 } from './lib/ids.js';
 import type { Clock } from './lib/clock.js';
 import type { Store } from './store/port.js';
+import type { Upstreams } from './gateway/connections.js';
+import { CountTokensService } from './gateway/count-tokens-service.js';
+import { MessagesService } from './gateway/messages-service.js';
+import { registerMessagesRoutes } from './http/messages-routes.js';
+import type { Ledger } from './ledger/ledger.js';
 
 export interface AppDeps {
   config: Config;
   store: Store;
   clock: Clock;
   logger: Logger;
+  upstreams: Upstreams;
+  ledger: Ledger;
 }
 
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
@@ -45,9 +52,19 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   registerErrorHandling(app);
 
   const authenticator = new Authenticator(deps.store, deps.clock);
-  const governance = new GovernanceService({ store: deps.store, clock: deps.clock, config: deps.config });
+  const governance = new GovernanceService({
+    store: deps.store,
+    clock: deps.clock,
+    config: deps.config,
+    pendingFor: (runId) => deps.ledger.pendingFor(runId),
+  });
   registerHealthRoutes(app, deps.store);
   registerGovernanceRoutes(app, { governance, authenticator, rateLimiter: new RateLimiter(deps.clock) });
+  registerMessagesRoutes(app, {
+    authenticator,
+    messages: new MessagesService({ config: deps.config, upstreams: deps.upstreams, ledger: deps.ledger }),
+    countTokens: new CountTokensService(deps.upstreams, deps.ledger),
+  });
   await app.ready();
   return app;
 }

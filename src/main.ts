@@ -5,6 +5,7 @@
  *   migrate       apply store migrations and exit
  *   check-config  validate the configuration file and exit
  *   keys create|list|revoke   manage Gateway Keys (a created secret is printed once)
+ *   audit         print audit entries
  */
 import { Command } from 'commander';
 import { SCOPES, type Config } from './config/schema.js';
@@ -137,6 +138,26 @@ keys
     await withStore(options.config, async (store) => {
       if (!(await store.revokeKey(id, new Date().toISOString()))) throw new Error(`no key ${id}`);
       process.stdout.write(`revoked ${id}\n`);
+    });
+  });
+
+program
+  .command('audit')
+  .description('print audit entries (one JSON line each; never message content or secrets)')
+  .option('--project <id>', 'only this Project')
+  .option('--run <id>', 'only this Run')
+  .option('--after <sequence>', 'entries after this sequence number', '0')
+  .option('--limit <n>', 'at most this many entries', '100')
+  .option(...configOption)
+  .action(async (options: { project?: string; run?: string; after: string; limit: string; config?: string }) => {
+    await withStore(options.config, async (store) => {
+      const entries = await store.listAudit({
+        projectId: options.project,
+        runId: options.run,
+        afterSequence: Number.parseInt(options.after, 10) || 0,
+        limit: Math.min(10_000, Number.parseInt(options.limit, 10) || 100),
+      });
+      for (const entry of entries) process.stdout.write(`${JSON.stringify(entry)}\n`);
     });
   });
 

@@ -57,9 +57,4 @@ export class Authenticator {
   }
 }
 
-export function requireScopes(caller: Caller, scopes: readonly string[]): void {
-  const missing = scopes.filter((scope) => !caller.scopes.includes(scope));
-  if (missing.length > 0) {
-    throw new GatewayError('gateway_key_scope_denied', `The Gateway Key lacks the scope ${missing.join(' and ')}.`);
-  }
-}
+export { requireScopes } from '../governance/scopes.js';

@@ -9,6 +9,9 @@ import { buildApp } from '../app.js';
 import type { Config } from '../config/schema.js';
 import { type Clock, systemClock } from '../lib/clock.js';
 import type { Store } from '../store/port.js';
+import { buildUpstreams } from '../gateway/connections.js';
+import { Ledger } from '../ledger/ledger.js';
+import { startSimulator } from '../simulator/server.js';
 import { bootstrapStore, ensureQuickstartKey } from './bootstrap.js';
 import { openStore } from './open-store.js';
 
@@ -30,13 +33,20 @@ export interface StartOptions {
 export async function startGateway(options: StartOptions): Promise<RunningGateway> {
   const { config, environment, logger } = options;
   const clock = options.clock ?? systemClock;
+  const simulator = config.simulator?.enabled ? await startSimulator({ port: config.simulator.port }) : undefined;
   const store = await openStore(config, environment);
+  const upstreams = buildUpstreams(config, environment);
+  const ledger = new Ledger(store, clock, logger, {
+    leaseMs: config.ledger.lease_seconds * 1000,
+    reaperIntervalMs: config.ledger.reaper_interval_seconds * 1000,
+  });
   try {
     await bootstrapStore(store, config, environment);
     const quickstartSecret = config.quickstart
       ? await ensureQuickstartKey(store, config.quickstart.key_file, config.quickstart.project)
       : undefined;
-    const app = await buildApp({ config, store, clock, logger });
+    await ledger.startReaper(store.kind === 'sqlite');
+    const app = await buildApp({ config, store, clock, logger, upstreams, ledger });
     const url = await app.listen({ host: config.listen.host, port: config.listen.port });
     logger.info({ url, store: store.kind }, 'gateway listening');
     let closing: Promise<void> | undefined;
@@ -48,12 +58,18 @@ export async function startGateway(options: StartOptions): Promise<RunningGatewa
       close() {
         closing ??= (async () => {
           await app.close();
+          ledger.stopReaper();
+          await upstreams.close();
+          await simulator?.close();
           await store.close();
         })();
         return closing;
       },
     };
   } catch (error) {
+    ledger.stopReaper();
+    await upstreams.close();
+    await simulator?.close();
     await store.close();
     throw error;
   }

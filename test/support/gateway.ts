@@ -17,6 +17,8 @@ import { hashSecret, newKeySecret } from '../../src/lib/secrets.js';
 import { bootstrapStore } from '../../src/startup/bootstrap.js';
 import { openStore } from '../../src/startup/open-store.js';
 import type { Store } from '../../src/store/port.js';
+import { buildUpstreams, type Upstreams } from '../../src/gateway/connections.js';
+import { Ledger } from '../../src/ledger/ledger.js';
 
 export type StoreKind = 'sqlite' | 'postgres';
 
@@ -25,6 +27,8 @@ export interface TestGateway {
   app: FastifyInstance;
   store: Store;
   config: Config;
+  ledger: Ledger;
+  upstreams: Upstreams;
   /** Every log line the gateway wrote, as text. */
   logs: string[];
   /** Creates a Gateway Key in `project` with `scopes` (default: all) and returns its secret. */
@@ -88,13 +92,21 @@ export async function startTestGateway(options: TestGatewayOptions = {}): Promis
   }));
   const store = await openStore(config, environment);
   await bootstrapStore(store, config, environment);
-  const app = await buildApp({ config, store, clock: options.clock ?? systemClock, logger });
+  const clock = options.clock ?? systemClock;
+  const upstreams = buildUpstreams(config, environment);
+  const ledger = new Ledger(store, clock, logger, {
+    leaseMs: config.ledger.lease_seconds * 1000,
+    reaperIntervalMs: config.ledger.reaper_interval_seconds * 1000,
+  });
+  const app = await buildApp({ config, store, clock, logger, upstreams, ledger });
   const url = await app.listen({ host: '127.0.0.1', port: 0 });
   return {
     url,
     app,
     store,
     config,
+    ledger,
+    upstreams,
     logs,
     async key(project = 'prj_a', scopes = SCOPES) {
       const secret = newKeySecret();
@@ -110,6 +122,8 @@ export async function startTestGateway(options: TestGatewayOptions = {}): Promis
     },
     async close() {
       await app.close();
+      ledger.stopReaper();
+      await upstreams.close();
       await store.close();
       for (const cleanup of cleanups.reverse()) await cleanup();
     },

@@ -1,0 +1,120 @@
+/**
+ * POST /v1/messages: validate -> plan route -> (per eligible target) reserve -> call -> settle.
+ * In portable mode a retryable failure before any byte reached the client moves on to the next
+ * eligible target, each try its own ledger attempt; native mode has exactly one target.
+ */
+import type { IncomingHttpHeaders } from 'node:http';
+import {
+  hasCacheControl,
+  providerExecutedTools,
+  requestFacts,
+  validateMessagesRequest,
+} from '../canonical/validate-messages.js';
+import type { MessagesRequest } from '../canonical/types.js';
+import type { NativeFacts } from '../catalogue/eligibility.js';
+import type { Config } from '../config/schema.js';
+import { GatewayError } from '../errors/gateway-error.js';
+import type { Caller } from '../governance/service.js';
+import type { Ledger } from '../ledger/ledger.js';
+import { inputTokenBound } from '../ledger/pricing.js';
+import { attachedRun, checkVendoraVersion, routeMode } from './call-headers.js';
+import type { Upstreams } from './connections.js';
+import { parseBetaHeader, planNative, planPortable, type RoutePlan, skippedHeader } from './route-plan.js';
+import { UpstreamAttempts } from './upstream-attempt.js';
+
+export interface MessagesCall {
+  caller: Caller;
+  headers: IncomingHttpHeaders;
+  body: unknown;
+  bodyBytes: number;
+  clientSignal: AbortSignal;
+}
+
+export type MessagesOutcome =
+  | { kind: 'json'; headers: Record<string, string>; body: unknown }
+  | { kind: 'stream'; headers: Record<string, string>; frames: AsyncGenerator<string> };
+
+export interface MessagesServiceDeps {
+  config: Config;
+  upstreams: Upstreams;
+  ledger: Ledger;
+}
+
+function nativeFacts(request: MessagesRequest): NativeFacts {
+  const blockTypes = new Set<string>();
+  let hasSystemTurn = false;
+  for (const message of request.messages) {
+    if ((message.role as string) === 'system') hasSystemTurn = true;
+    if (Array.isArray(message.content)) for (const block of message.content) blockTypes.add(block.type);
+  }
+  return { hasCacheControl: hasCacheControl(request), blockTypes, hasSystemTurn };
+}
+
+export class MessagesService {
+  private readonly attempts: UpstreamAttempts;
+
+  constructor(private readonly deps: MessagesServiceDeps) {
+    this.attempts = new UpstreamAttempts(deps.ledger);
+  }
+
+  alias(model: string) {
+    const alias = this.deps.upstreams.aliases.get(model);
+    if (!alias) throw new GatewayError('model_not_found', `model: ${model} is not a configured model alias`, { param: 'model' });
+    return alias;
+  }
+
+  async create(call: MessagesCall): Promise<MessagesOutcome> {
+    const runId = attachedRun(call.caller, call.headers);
+    checkVendoraVersion(call.headers);
+    const mode = routeMode(call.headers) ?? 'portable';
+    const request = validateMessagesRequest(call.body, mode);
+    const alias = this.alias(request.model);
+    const betaTokens = parseBetaHeader(call.headers['vendora-beta']);
+    const providerTools = providerExecutedTools(request);
+    const plan: RoutePlan =
+      mode === 'portable'
+        ? planPortable(request, alias, betaTokens, providerTools)
+        : planNative(request, alias, betaTokens, providerTools, nativeFacts(request));
+    const facts = requestFacts(request);
+    const ledger = this.deps.config.ledger;
+    const inputBoundTokens = inputTokenBound(
+      { bodyBytes: call.bodyBytes, embeddedDataBytes: facts.embeddedDataBytes, images: facts.images, documents: facts.documents },
+      { imageTokens: ledger.image_input_bound_tokens, documentTokens: ledger.document_input_bound_tokens },
+    );
+    const skipped = [...plan.skipped];
+    let lastError: GatewayError | undefined;
+    for (const planned of plan.eligible) {
+      const result = await this.attempts.run({
+        planned,
+        mode,
+        request,
+        rawBody: call.body as Record<string, unknown>,
+        betaTokens: plan.betaTokens,
+        inputBoundTokens,
+        subject: { projectId: call.caller.projectId, keyId: call.caller.keyId, runId, endpoint: '/v1/messages', alias: alias.alias },
+        clientSignal: call.clientSignal,
+      });
+      const headers = () => {
+        const routeHeaders: Record<string, string> = { 'svc-route': planned.target.connection.name };
+        if (skipped.length > 0) routeHeaders['svc-route-skipped'] = skippedHeader(skipped);
+        return routeHeaders;
+      };
+      switch (result.kind) {
+        case 'json':
+          return { kind: 'json', headers: { ...headers(), 'svc-attempt-id': result.attemptId }, body: result.body };
+        case 'stream':
+          return { kind: 'stream', headers: { ...headers(), 'svc-attempt-id': result.attemptId }, frames: result.frames };
+        case 'failed':
+          lastError = result.error;
+          if (!result.retryable || call.clientSignal.aborted) throw result.error;
+          skipped.push({ connection: planned.target.connection.name, reasons: [`failed: ${result.error.message}`] });
+          break;
+        default: {
+          const never: never = result;
+          throw new Error(`unknown attempt result ${String(never)}`);
+        }
+      }
+    }
+    throw lastError ?? new GatewayError('upstream_unavailable', 'No upstream answered.');
+  }
+}

@@ -1,0 +1,108 @@
+/**
+ * The one upstream HTTP call (undici, keep-alive pool per connection). It applies the connection's
+ * timeouts (connect, first byte, idle between body chunks) and auth headers, and classifies
+ * failures by what the upstream may have seen: `connect` means nothing was sent; `timeout` and
+ * `dropped` mean the request may have been received (and billed).
+ */
+import { type Dispatcher, errors as undiciErrors } from 'undici';
+
+export interface UpstreamEndpoint {
+  /** Connection name, for messages. */
+  name: string;
+  dispatcher: Dispatcher;
+  origin: string;
+  /** Path prefix of the connection's base URL (e.g. '/v1'), '' for none. */
+  basePath: string;
+  firstByteTimeoutMs: number;
+  idleTimeoutMs: number;
+  /** Auth headers for this exact request (SigV4 signs the body). */
+  authHeaders(method: string, path: string, body: string, headers: Record<string, string>): Record<string, string>;
+}
+
+export interface UpstreamRequest {
+  path: string;
+  body: unknown;
+  headers?: Record<string, string>;
+  signal?: AbortSignal;
+}
+
+export type UpstreamFailureKind = 'connect' | 'timeout' | 'dropped' | 'aborted';
+
+export class UpstreamFailure extends Error {
+  override readonly name = 'UpstreamFailure';
+  constructor(
+    readonly kind: UpstreamFailureKind,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+const CONNECT_CODES = new Set([
+  'ECONNREFUSED',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'UND_ERR_CONNECT_TIMEOUT',
+]);
+
+/** Maps a thrown transport error to what the upstream may have seen. */
+export function classifyTransportError(error: unknown, endpoint: string): UpstreamFailure {
+  if (error instanceof UpstreamFailure) return error;
+  const code = (error as { code?: string }).code ?? '';
+  const name = (error as Error).name;
+  if (name === 'AbortError' || code === 'UND_ERR_ABORTED' || error instanceof undiciErrors.RequestAbortedError) {
+    return new UpstreamFailure('aborted', `request to ${endpoint} aborted`);
+  }
+  if (CONNECT_CODES.has(code) || error instanceof undiciErrors.ConnectTimeoutError) {
+    return new UpstreamFailure('connect', `cannot connect to ${endpoint} (${code || name})`);
+  }
+  if (code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT') {
+    return new UpstreamFailure('timeout', `${endpoint} timed out (${code})`);
+  }
+  return new UpstreamFailure('dropped', `connection to ${endpoint} failed (${code || (error as Error).message})`);
+}
+
+export interface UpstreamResponse {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  body: Dispatcher.ResponseData['body'];
+}
+
+export async function callUpstream(endpoint: UpstreamEndpoint, request: UpstreamRequest): Promise<UpstreamResponse> {
+  const path = `${endpoint.basePath}${request.path}`;
+  const body = JSON.stringify(request.body);
+  const headers: Record<string, string> = { 'content-type': 'application/json', ...request.headers };
+  Object.assign(headers, endpoint.authHeaders('POST', path, body, headers));
+  try {
+    const response = await endpoint.dispatcher.request({
+      origin: endpoint.origin,
+      path,
+      method: 'POST',
+      headers,
+      body,
+      signal: request.signal,
+      headersTimeout: endpoint.firstByteTimeoutMs,
+      bodyTimeout: endpoint.idleTimeoutMs,
+    });
+    return { status: response.statusCode, headers: response.headers, body: response.body };
+  } catch (error) {
+    throw classifyTransportError(error, endpoint.name);
+  }
+}
+
+/** Reads a whole (small) response body as JSON; a body that is not JSON is returned as text. */
+export async function readJsonBody(body: UpstreamResponse['body'], endpoint: string): Promise<unknown> {
+  let text: string;
+  try {
+    text = await body.text();
+  } catch (error) {
+    throw classifyTransportError(error, endpoint);
+  }
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
+}

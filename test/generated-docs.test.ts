@@ -1,0 +1,21 @@
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { renderProfilesDoc } from '../src/catalogue/profiles-doc.js';
+import { PROFILES } from '../src/catalogue/profiles.js';
+import { ERROR_CATALOGUE } from '../src/errors/catalogue.js';
+import { renderErrorsDoc } from '../src/errors/errors-doc.js';
+
+describe('generated documentation', () => {
+  it('docs/profiles.md matches the catalogue (run npm run docs)', () => {
+    const text = readFileSync('docs/profiles.md', 'utf8');
+    expect(text).toBe(renderProfilesDoc());
+    for (const row of PROFILES) expect(text).toContain(`\`${row.id}\``);
+    expect(PROFILES).toHaveLength(19);
+  });
+
+  it('docs/errors.md matches the error catalogue (run npm run docs)', () => {
+    const text = readFileSync('docs/errors.md', 'utf8');
+    expect(text).toBe(renderErrorsDoc());
+    for (const code of Object.keys(ERROR_CATALOGUE)) expect(text).toContain(`\`${code}\``);
+  });
+});
