@@ -46,13 +46,6 @@ function ruleReason(rule: RuleName, request: MessagesRequest): string | undefine
       if (sequences.some((sequence) => Buffer.byteLength(sequence, 'utf8') > 32)) return 'stop_sequences: a sequence exceeds 32 bytes';
       return undefined;
     }
-    case 'effort_needs_no_max_tokens': {
-      const effort = request.output_config?.effort;
-      if (effort === undefined || effort === null) return undefined;
-      return effort === 'low' || effort === 'high'
-        ? `output_config.effort: ${effort} needs a request without max_tokens, which this endpoint requires`
-        : `output_config.effort: ${effort} has no rung on this profile (low and high only)`;
-    }
     case 'no_stream_with_tools':
       return request.stream === true && (request.tools?.length ?? 0) > 0 ? 'streaming with tools' : undefined;
     case 'refuse_video_and_mid_conversation_system':

@@ -3,7 +3,6 @@ import { CANONICAL_FIELDS, PROFILES, type ProfileRow, type RuleName } from './pr
 
 const RULE_TEXT: Record<RuleName, string> = {
   stop_sequences_five_of_32_bytes: 'stop_sequences carried only as at most five sequences of at most 32 bytes; otherwise routed away',
-  effort_needs_no_max_tokens: 'output_config.effort routed away: low/high need a request without max_tokens (which /v1/messages requires); other values have no rung',
   no_stream_with_tools: 'a streaming request that carries tools is routed away',
   refuse_video_and_mid_conversation_system: 'native path: video blocks and mid-conversation system turns are refused',
 };

@@ -30,8 +30,6 @@ export type NativeRejectable = 'top_k' | 'top_p' | 'temperature' | 'stop_sequenc
 export type RuleName =
   /** vendorh.chat.v1: stop_sequences carried only as at most five sequences of at most 32 bytes. */
   | 'stop_sequences_five_of_32_bytes'
-  /** vendorh.chat.v1: max_tokens is always present, so any effort (a depth) is routed away. */
-  | 'effort_needs_no_max_tokens'
   /** mantle responses profiles: a streaming request that carries tools is routed away. */
   | 'no_stream_with_tools'
   /** vendorg.vendora.messages.v1: blocks of type video and mid-conversation system turns refused. */
@@ -323,15 +321,17 @@ export const PROFILES = [
     primitive: 'chat-completions',
     availability: 'creatable',
     maturity: 'compatible',
-    unsupported: ['metadata', 'service_tier', 'temperature', 'thinking', 'tool_choice', 'top_k', 'top_p'],
+    // output_config.effort: low/high would need a request without max_tokens, which /v1/messages
+    // requires; the other values have no rung. So every effort-bearing request is routed away (DESIGN).
+    unsupported: ['metadata', 'output_config.effort', 'service_tier', 'temperature', 'thinking', 'tool_choice', 'top_k', 'top_p'],
     stream: true,
     native: 'none',
     nativeRejects: [],
     forwardsBeta: false,
     countTokens: false,
-    rules: ['stop_sequences_five_of_32_bytes', 'effort_needs_no_max_tokens'],
+    rules: ['stop_sequences_five_of_32_bytes'],
     tokenField: 'max_completion_tokens',
-    notes: 'vendorh chat completions; max_tokens as max_completion_tokens; stop within 5 x 32 bytes; effort routed away (rule 10).',
+    notes: 'vendorh chat completions; max_tokens as max_completion_tokens; stop within 5 x 32 bytes; effort routed away (max_tokens is always present; low/high need a request without it, other values have no rung; rule 10).',
   },
   {
     id: 'vendorh.vendora.messages.v1',
