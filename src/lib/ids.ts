@@ -17,10 +17,19 @@ export type IdPrefix =
   | 'req'
   | 'prj';
 
+/** Random bytes are drawn from a pool refilled 4 KiB at a time: one syscall per ~150 ids, not one per id. */
+const POOL_SIZE = 4096;
+let pool = randomBytes(POOL_SIZE);
+let offset = 0;
+
 export function randomBase32(length: number): string {
-  const bytes = randomBytes(length);
+  if (offset + length > POOL_SIZE) {
+    pool = randomBytes(POOL_SIZE);
+    offset = 0;
+  }
   let text = '';
-  for (let index = 0; index < length; index++) text += CROCKFORD[bytes[index]! & 31];
+  for (let index = 0; index < length; index++) text += CROCKFORD[pool[offset + index]! & 31];
+  offset += length;
   return text;
 }
 
