@@ -2,12 +2,14 @@
  * buildApp(deps): the HTTP application, built but not listening. Every HTTP test uses it; main.ts
  * is the only caller that listens.
  */
-import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyReply, LogController } from 'fastify';
 import type { Logger } from 'pino';
 import type { Config } from './config/schema.js';
 import { RateLimiter } from './governance/rate-limit.js';
 import { GovernanceService } from './governance/service.js';
 import { Authenticator } from './http/auth.js';
+import { GatewayError } from './errors/gateway-error.js';
+import { dialectOf, renderError } from './errors/render.js';
 import { registerBodyParsers } from './http/body.js';
 import { registerErrorHandling } from './http/errors.js';
 import { registerGovernanceRoutes } from './http/governance-routes.js';
@@ -20,6 +22,9 @@ import { CountTokensService } from './gateway/count-tokens-service.js';
 import { MessagesService } from './gateway/messages-service.js';
 import { registerMessagesRoutes } from './http/messages-routes.js';
 import type { Ledger } from './ledger/ledger.js';
+import { registerResourceRoutes } from './http/resource-routes.js';
+import { registerDeferredWork } from './startup/deferred-work.js';
+import type { ObjectStore } from './objects/port.js';
 
 export interface AppDeps {
   config: Config;
@@ -28,6 +33,8 @@ export interface AppDeps {
   logger: Logger;
   upstreams: Upstreams;
   ledger: Ledger;
+  /** Private object store (files, spools, sealed objects); default: the local folder of the configuration. */
+  objects?: ObjectStore;
 }
 
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
@@ -37,7 +44,18 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     genReqId: () => `req_${randomBase32(24)}`,
     bodyLimit: deps.config.limits.messages_body_bytes,
     return503OnClosing: true,
-    forceCloseConnections: false,
+    maxParamLength: 512,
+    // Errors raised before routing (bad URL, over-long parameter) still answer in the route's
+    // dialect with a request id; malformed HTTP gets a plain 400 without a stack.
+    frameworkErrors: (error, request, reply) => {
+      const path = (request.url ?? '/').split('?')[0]!;
+      const rendered = renderError(dialectOf(path), new GatewayError('invalid_request', error.message), String(request.id));
+      void (reply as FastifyReply).code(rendered.status).header('request-id', String(request.id)).send(rendered.body);
+    },
+    clientErrorHandler: (_error, socket) => {
+      if (socket.writable) socket.end('HTTP/1.1 400 Bad Request\r\ncontent-type: application/json\r\nconnection: close\r\n\r\n{"error":{"code":"invalid_request","message":"Malformed HTTP request."}}');
+    },
+    forceCloseConnections: 'idle',
   });
   app.addHook('onRequest', async (request, reply) => {
     reply.header('request-id', request.id);
@@ -65,6 +83,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     messages: new MessagesService({ config: deps.config, upstreams: deps.upstreams, ledger: deps.ledger }),
     countTokens: new CountTokensService(deps.upstreams, deps.ledger),
   });
+  registerResourceRoutes(app, { ...deps, authenticator });
+  registerDeferredWork(app, { ...deps, authenticator });
   await app.ready();
   return app;
 }

@@ -45,7 +45,11 @@ async function serve(option: string | undefined): Promise<void> {
   process.stderr.write(banner(gateway.url, config));
   let stopping = false;
   const stop = (signal: string) => {
-    if (stopping) return;
+    if (stopping) {
+      // A second Ctrl-C or SIGTERM means "now": open attempts are left to the ledger's reaper.
+      logger.warn({ signal }, 'second signal: exiting without waiting for the drain');
+      process.exit(1);
+    }
     stopping = true;
     logger.info({ signal }, 'shutting down: draining in-flight requests');
     gateway.close().then(

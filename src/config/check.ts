@@ -1,5 +1,6 @@
 /** Checks a schema-valid configuration for problems a schema cannot express (references, ranges). */
 import { findProfile } from '../catalogue/profiles.js';
+import { RESOURCE_PRICE_FIELD, type ResourceEndpoint, servesResource } from '../catalogue/side-endpoints.js';
 import { KEY_SECRET_PATTERN } from '../lib/secrets.js';
 import type { Config } from './schema.js';
 
@@ -20,6 +21,7 @@ export function checkConfigSemantics(config: Config, environment: NodeJS.Process
     ...checkConnections(config, environment),
     ...checkModels(config),
     ...checkEndpoints(config),
+    ...checkResourceDefaults(config),
   ];
 }
 
@@ -142,6 +144,28 @@ function checkEndpoints(config: Config): string[] {
     }
     if (!connections.has(connection)) {
       problems.push(`/endpoints/default_connections/${endpoint}: unknown connection "${connection}"`);
+    }
+  }
+  return problems;
+}
+
+/** A default connection of a resource endpoint must serve it, and be priced for it. */
+function checkResourceDefaults(config: Config): string[] {
+  const problems: string[] = [];
+  for (const [endpoint, name] of Object.entries(config.endpoints.default_connections)) {
+    if (!Object.hasOwn(RESOURCE_PRICE_FIELD, endpoint)) continue;
+    const resource = endpoint as ResourceEndpoint;
+    const connection = config.connections.find((candidate) => candidate.name === name);
+    const row = connection ? findProfile(connection.profile) : undefined;
+    if (!connection || !row) continue;
+    const at = `/endpoints/default_connections/${endpoint}`;
+    if (!servesResource(row, resource)) {
+      problems.push(`${at}: connection "${name}" (profile ${row.id}) does not serve ${endpoint}`);
+      continue;
+    }
+    const price = RESOURCE_PRICE_FIELD[resource];
+    if (price !== undefined && connection.resource_prices?.[price] === undefined) {
+      problems.push(`${at}: connection "${name}" needs resource_prices.${price} to serve ${endpoint}`);
     }
   }
   return problems;

@@ -75,6 +75,22 @@ const AuthSchema = T.Object(
   { additionalProperties: false },
 );
 
+/**
+ * Prices of the experimental side endpoints on a chat-embeddings connection (micro-USD). An
+ * endpoint whose price is absent is not served on that connection (501 endpoint_not_served).
+ */
+const ResourcePricesSchema = T.Object(
+  {
+    speech_per_million_characters_micros: T.Optional(NonNegativeInteger),
+    transcription_per_minute_micros: T.Optional(NonNegativeInteger),
+    /** Reservation bound of one transcription (its duration is unknown before the upstream answers). */
+    transcription_max_seconds: T.Integer({ minimum: 1, default: 3600 }),
+    image_micros: T.Optional(NonNegativeInteger),
+    moderation_request_micros: T.Optional(NonNegativeInteger),
+  },
+  { additionalProperties: false },
+);
+
 const ConnectionSchema = T.Object(
   {
     name: T.String({ pattern: '^[a-z0-9][a-z0-9._-]{0,63}$' }),
@@ -92,6 +108,7 @@ const ConnectionSchema = T.Object(
     provider_executed_tools: T.Boolean({ default: false }),
     beta_tokens: T.Array(T.String({ minLength: 1 }), { default: [] }),
     max_connections: T.Integer({ minimum: 1, default: 128 }),
+    resource_prices: T.Optional(ResourcePricesSchema),
   },
   { additionalProperties: false },
 );
@@ -159,6 +176,8 @@ export const ConfigSchema = T.Object(
         path: T.Optional(T.String()),
         sealing_key_env: T.Optional(EnvName),
         max_upload_bytes: T.Integer({ minimum: 1, default: 100 * 1024 * 1024 }),
+        sweep_interval_seconds: T.Integer({ minimum: 1, default: 600 }),
+        orphan_grace_seconds: T.Integer({ minimum: 60, default: 3600 }),
       },
       { additionalProperties: false, default: {} },
     ),
@@ -190,6 +209,29 @@ export const ConfigSchema = T.Object(
     keys: T.Array(KeySchema, { default: [] }),
     connections: T.Array(ConnectionSchema, { default: [] }),
     models: T.Array(ModelSchema, { default: [] }),
+    jobs: T.Object(
+      {
+        /** How often an idle worker looks for due jobs. */
+        poll_interval_ms: T.Integer({ minimum: 1, default: 500 }),
+        /** Lease of a claimed job; renewed at a third of it while the job runs. */
+        lease_ms: T.Integer({ minimum: 100, default: 60_000 }),
+        concurrency: T.Integer({ minimum: 1, default: 4 }),
+        /** Delay between two status polls of an upstream batch. */
+        batch_poll_interval_ms: T.Integer({ minimum: 1, default: 30_000 }),
+        /** How often expired batches and reapable deferred responses are removed. */
+        sweep_interval_ms: T.Integer({ minimum: 1, default: 60_000 }),
+      },
+      { additionalProperties: false, default: {} },
+    ),
+    responses: T.Object(
+      {
+        /** Used when a POST /v1/responses omits max_output_tokens; absent: the field is required. */
+        default_max_output_tokens: T.Optional(T.Integer({ minimum: 1 })),
+        /** Retry-After (seconds) answered while a deferred response is queued or running. */
+        retry_after_seconds: T.Integer({ minimum: 1, default: 2 }),
+      },
+      { additionalProperties: false, default: {} },
+    ),
     endpoints: T.Object(
       {
         default_connections: T.Record(T.String(), T.String(), { default: {} }),
@@ -219,3 +261,4 @@ export type ModelConfig = Config['models'][number];
 export type TargetConfig = ModelConfig['targets'][number];
 export type PriceConfig = TargetConfig['price'];
 export type AuthConfig = ConnectionConfig['auth'];
+export type ResourcePricesConfig = NonNullable<ConnectionConfig['resource_prices']>;

@@ -15,7 +15,7 @@ import { newId } from '../lib/ids.js';
 import { type Attempt, type AttemptSubject, type Ledger } from '../ledger/ledger.js';
 import { actualCost, worstCaseCost } from '../ledger/pricing.js';
 import { messagesPrimitive, passthroughResponse, replaceModel } from '../primitives/messages/index.js';
-import { encodeFrame, readSse } from '../primitives/shared/sse.js';
+import { createSseDecoder, encodeFrame } from '../primitives/shared/sse.js';
 import { type ClientFrame, type StreamTranslator, type TranslateContext, UpstreamProtocolError } from '../primitives/shared/types.js';
 import { callUpstream, readJsonBody, UpstreamFailure, type UpstreamResponse } from '../primitives/shared/upstream-call.js';
 import type { MessagesRequest, Usage } from '../canonical/types.js';
@@ -175,6 +175,9 @@ export class UpstreamAttempts {
   ): AsyncGenerator<string> {
     let sawError = false;
     let complete = false;
+    // Whether the upstream body ended or failed; false in `finally` means the consumer stopped early.
+    let upstreamEnded = false;
+    let clientGone = false;
     const renew = setInterval(() => {
       attempt.renewLease().catch(() => undefined);
     }, Math.max(1000, Math.floor(this.ledger.settings.leaseMs / 3)));
@@ -188,23 +191,38 @@ export class UpstreamAttempts {
       return text;
     };
     try {
-      for await (const event of readSse(response.body)) {
-        const text = emit(translator.push(event));
-        if (text) yield text;
+      // One client write per upstream chunk (every event it completed), not one per event.
+      let pending = '';
+      const decoder = createSseDecoder((event) => {
+        pending += emit(translator.push(event));
+      });
+      for await (const chunk of response.body) {
+        decoder.feed(chunk);
+        if (pending) {
+          const batch = pending;
+          pending = '';
+          yield batch;
+        }
       }
+      decoder.end();
+      upstreamEnded = true;
       const ending = translator.end();
-      const text = emit(ending.frames);
-      if (text) yield text;
+      const text = pending + emit(ending.frames);
       complete = ending.complete && !sawError;
+      if (text) yield text;
       if (!complete && !sawError) yield errorFrame('The upstream stream ended before the message was complete.');
     } catch (error) {
-      if (!upstreamAbort.signal.aborted && !sawError) {
+      upstreamEnded = true;
+      // Only the client's departure aborts the upstream request before `finally`.
+      clientGone = upstreamAbort.signal.aborted;
+      if (!clientGone && !sawError) {
         const reason = error instanceof UpstreamProtocolError ? `untranslatable upstream event: ${error.message}` : 'the upstream connection was lost';
         yield errorFrame(`Stream interrupted: ${reason}.`);
       }
     } finally {
       clearInterval(renew);
       detach();
+      if (!upstreamEnded) clientGone = true;
       const usage = translator.usage();
       if (complete && usage) {
         await attempt.settle({ state: 'settled', costMicrosUsd: actualCost(price, usageOf(usage)!), usage: usageOf(usage), outcome: 'ok', httpStatus: 200 });
@@ -214,7 +232,7 @@ export class UpstreamAttempts {
           state: 'unknown',
           costMicrosUsd: 0,
           usage: usageOf(usage),
-          outcome: upstreamAbort.signal.aborted && !sawError ? 'stream_aborted' : 'stream_incomplete',
+          outcome: clientGone && !sawError ? 'stream_aborted' : 'stream_incomplete',
           httpStatus: 200,
         });
       }

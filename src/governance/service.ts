@@ -172,7 +172,6 @@ export class GovernanceService {
     }
     const projectId = request.caller.projectId;
     const versions = await this.deps.store.listDefinitions(projectId);
-    let definitionVersion = 0;
     return this.deps.store.reportOutcome(
       {
         outcome: {
@@ -180,9 +179,6 @@ export class GovernanceService {
           projectId,
           workUnitId,
           definitionId: body.definition_id,
-          get definitionVersion() {
-            return definitionVersion;
-          },
           value: body.value,
           reporterKeyId: request.caller.keyId,
           observedAt: new Date(observedMs).toISOString(),
@@ -193,9 +189,7 @@ export class GovernanceService {
         },
         maxRevisions: MAX_REVISIONS,
         writeWindowMs: OUTCOME_WRITE_WINDOW_MS,
-        checkDefinition: (frozen) => {
-          definitionVersion = checkOutcomeValue(frozen, versions, body);
-        },
+        checkDefinition: (frozen) => checkOutcomeValue(frozen, versions, body),
       },
       this.idempotency(request),
       outcomeBody,

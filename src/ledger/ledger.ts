@@ -92,8 +92,16 @@ export class Ledger {
     return this.pending.get(runId) ?? 0;
   }
 
-  /** Throws GatewayError run_not_found | run_not_active | run_budget_exceeded, or StoreUnavailableError. */
-  async reserve(subject: AttemptSubject, reservationMicrosUsd: number): Promise<Attempt> {
+  /**
+   * Throws GatewayError run_not_found | run_not_active | run_budget_exceeded, or StoreUnavailableError.
+   * `durable`: the attempt belongs to a background job (batch, deferred response) rather than to
+   * this process: owned by `job:<resource id>`, so a restart does not reap it, with the given lease.
+   */
+  async reserve(
+    subject: AttemptSubject,
+    reservationMicrosUsd: number,
+    durable?: { resourceId: string; leaseMs: number },
+  ): Promise<Attempt> {
     const attemptId = newId('att');
     const now = this.clock.now();
     const runId = subject.runId;
@@ -105,8 +113,8 @@ export class Ledger {
         reservationMicrosUsd,
         now,
         createdAt: new Date(now).toISOString(),
-        leaseExpiresAt: new Date(now + this.settings.leaseMs).toISOString(),
-        owner: this.owner,
+        leaseExpiresAt: new Date(now + (durable?.leaseMs ?? this.settings.leaseMs)).toISOString(),
+        owner: durable ? `job:${durable.resourceId}` : this.owner,
       });
     } finally {
       if (runId !== null) {

@@ -77,17 +77,19 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     const parsed = parseBody(request.headers['content-type'], rawBody);
     const call: BaseCall = { request, response, path, query, body: parsed.body, rawBody, params };
     const model = bound.wire.modelOf ? bound.wire.modelOf(call) : modelFromBody(parsed.body);
-    recorder.add(
-      {
-        wire: bound.wire.name,
-        method,
-        path,
-        headers: request.headers,
-        body: parsed.recorded,
-        at: Date.now(),
-      },
-      model,
-    );
+    const record: RecordedRequest = {
+      wire: bound.wire.name,
+      method,
+      path,
+      headers: request.headers,
+      body: parsed.recorded,
+      at: Date.now(),
+    };
+    recorder.add(record, model);
+    // Tests need to see a client that went away mid-answer (the gateway aborting its upstream call).
+    response.once('close', () => {
+      if (!response.writableFinished) record.closedEarlyAt = Date.now();
+    });
     const behaviour = behaviours.resolve(bound.wire.name, model);
     if (behaviour.latencyMs !== undefined && behaviour.latencyMs > 0) await sleep(behaviour.latencyMs);
     if (behaviour.dropBeforeResponse === true) {

@@ -46,6 +46,8 @@ export interface SimBehaviour {
   invalidToolJson?: boolean;
   /** Streaming: end the stream without the wire's terminal marker/finish reason. */
   omitFinish?: boolean;
+  /** Batches (set at creation): status reads that still report the batch running before it ends (default 1). */
+  batchPolls?: number;
 }
 
 export interface RecordedRequest {
@@ -56,6 +58,11 @@ export interface RecordedRequest {
   /** Parsed JSON body, or the raw text when it is not JSON (multipart bodies are kept as byte length). */
   body: unknown;
   at: number;
+  /**
+   * Set when the connection closed before the response was complete: the client went away (a
+   * gateway aborting its upstream call) or a drop behaviour destroyed the socket.
+   */
+  closedEarlyAt?: number;
 }
 
 /** What a wire module gets for one request. */

@@ -2,6 +2,11 @@
  * Starts the whole gateway from a validated configuration: store, bootstrap, HTTP app, listener,
  * background work; and stops it gracefully (stop accepting, drain in-flight requests, close the
  * store) on close().
+ *
+ * The drain is bounded: a stream that is still open after `drainMs` (a long generation, a stalled
+ * upstream) has its connection cut, so its attempt settles as the client-gone case (the whole
+ * reservation committed, counted unknown) while the store is still open, instead of the process
+ * hanging until the orchestrator's SIGKILL leaves the reservation to the lease reaper.
  */
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
@@ -12,6 +17,9 @@ import type { Store } from '../store/port.js';
 import { buildUpstreams } from '../gateway/connections.js';
 import { Ledger } from '../ledger/ledger.js';
 import { startSimulator } from '../simulator/server.js';
+import { objectOwners } from '../gateway/object-owners.js';
+import { openObjectStore } from '../objects/open-objects.js';
+import { startObjectSweeper, type Sweeper } from '../objects/sweeper.js';
 import { bootstrapStore, ensureQuickstartKey } from './bootstrap.js';
 import { openStore } from './open-store.js';
 
@@ -23,16 +31,23 @@ export interface RunningGateway {
   close(): Promise<void>;
 }
 
+/** Default bound on draining in-flight requests at shutdown (below Kubernetes' 30 s grace period). */
+export const DEFAULT_DRAIN_MS = 10_000;
+
 export interface StartOptions {
   config: Config;
   environment: NodeJS.ProcessEnv;
   logger: Logger;
   clock?: Clock;
+  /** How long close() lets in-flight requests finish before cutting their connections. */
+  drainMs?: number;
 }
 
 export async function startGateway(options: StartOptions): Promise<RunningGateway> {
   const { config, environment, logger } = options;
   const clock = options.clock ?? systemClock;
+  const objects = openObjectStore(config, environment);
+  let sweeper: Sweeper | undefined;
   const simulator = config.simulator?.enabled ? await startSimulator({ port: config.simulator.port }) : undefined;
   const store = await openStore(config, environment);
   const upstreams = buildUpstreams(config, environment);
@@ -46,7 +61,15 @@ export async function startGateway(options: StartOptions): Promise<RunningGatewa
       ? await ensureQuickstartKey(store, config.quickstart.key_file, config.quickstart.project)
       : undefined;
     await ledger.startReaper(store.kind === 'sqlite');
-    const app = await buildApp({ config, store, clock, logger, upstreams, ledger });
+    const app = await buildApp({ config, store, clock, logger, upstreams, ledger, objects });
+    sweeper = startObjectSweeper({
+      objects,
+      owners: objectOwners({ config, store, objects, upstreams, clock }),
+      clock,
+      logger,
+      intervalMs: config.objects.sweep_interval_seconds * 1000,
+      graceMs: config.objects.orphan_grace_seconds * 1000,
+    });
     const url = await app.listen({ host: config.listen.host, port: config.listen.port });
     logger.info({ url, store: store.kind }, 'gateway listening');
     let closing: Promise<void> | undefined;
@@ -57,7 +80,17 @@ export async function startGateway(options: StartOptions): Promise<RunningGatewa
       quickstartSecret,
       close() {
         closing ??= (async () => {
-          await app.close();
+          const drainMs = options.drainMs ?? DEFAULT_DRAIN_MS;
+          const deadline = setTimeout(() => {
+            logger.warn({ drainMs }, 'in-flight requests still open after the drain period: closing their connections');
+            app.server.closeAllConnections();
+          }, drainMs);
+          try {
+            await app.close();
+          } finally {
+            clearTimeout(deadline);
+          }
+          sweeper?.stop();
           ledger.stopReaper();
           await upstreams.close();
           await simulator?.close();
@@ -67,6 +100,7 @@ export async function startGateway(options: StartOptions): Promise<RunningGatewa
       },
     };
   } catch (error) {
+    sweeper?.stop();
     ledger.stopReaper();
     await upstreams.close();
     await simulator?.close();

@@ -9,6 +9,10 @@
  *   whose cost cannot be known is committed at its full reservation and counted in unknown_attempts.
  * - Governance writes with an idempotency key store their response in the same transaction.
  */
+import type { FilesRepository } from './files-port.js';
+import type { BatchesRepository } from './batches-port.js';
+import type { DeferredResponsesRepository } from './deferred-responses-port.js';
+import type { JobsRepository } from './jobs-port.js';
 
 export interface KeyRecord {
   id: string;
@@ -136,13 +140,16 @@ export interface CloseRunInput {
 }
 
 export interface ReportOutcomeInput {
-  /** The new record; revision, governanceSequence and provisional are assigned by the store. */
-  outcome: Omit<Outcome, 'revision' | 'governanceSequence' | 'provisional'>;
+  /** The new record; version, revision, sequence and provisional are assigned in the write. */
+  outcome: Omit<Outcome, 'definitionVersion' | 'revision' | 'governanceSequence' | 'provisional'>;
   maxRevisions: number;
   /** Milliseconds after the Work Unit closed during which writes are accepted. */
   writeWindowMs: number;
-  /** Validates the value against the frozen definition; throws GatewayError('invalid_outcome'). */
-  checkDefinition(definition: FrozenDefinition | undefined): void;
+  /**
+   * Validates the value against the definition frozen on the Work Unit and returns its version;
+   * throws GatewayError('invalid_outcome').
+   */
+  checkDefinition(definition: FrozenDefinition | undefined): number;
 }
 
 export interface WorkUnitView {
@@ -226,6 +233,14 @@ export interface AuditQuery {
 
 export interface Store {
   readonly kind: 'sqlite' | 'postgres';
+  /** File metadata (files-port.ts). */
+  readonly files: FilesRepository;
+  /** Background jobs with leases (jobs-port.ts). */
+  readonly jobs: JobsRepository;
+  /** Batch records (batches-port.ts). */
+  readonly batches: BatchesRepository;
+  /** Deferred responses (deferred-responses-port.ts). */
+  readonly deferredResponses: DeferredResponsesRepository;
   migrate(): Promise<void>;
   /** Resolves when the store answers a trivial query; rejects with StoreUnavailableError otherwise. */
   ping(): Promise<void>;

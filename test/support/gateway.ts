@@ -16,6 +16,7 @@ import { createLogger } from '../../src/lib/logger.js';
 import { hashSecret, newKeySecret } from '../../src/lib/secrets.js';
 import { bootstrapStore } from '../../src/startup/bootstrap.js';
 import { openStore } from '../../src/startup/open-store.js';
+import { openObjectStore } from '../../src/objects/open-objects.js';
 import type { Store } from '../../src/store/port.js';
 import { buildUpstreams, type Upstreams } from '../../src/gateway/connections.js';
 import { Ledger } from '../../src/ledger/ledger.js';
@@ -98,7 +99,7 @@ export async function startTestGateway(options: TestGatewayOptions = {}): Promis
     leaseMs: config.ledger.lease_seconds * 1000,
     reaperIntervalMs: config.ledger.reaper_interval_seconds * 1000,
   });
-  const app = await buildApp({ config, store, clock, logger, upstreams, ledger });
+  const app = await buildApp({ config, store, clock, logger, upstreams, ledger, objects: openObjectStore(config, environment) });
   const url = await app.listen({ host: '127.0.0.1', port: 0 });
   return {
     url,

@@ -1,8 +1,20 @@
 /** Every simulated wire, in routing order (the first matching route wins). */
 import type { SimWire } from '../types.js';
+import { chatBatchesWire } from './chat-batches.js';
 import { chatCompletionsWire } from './chat-completions.js';
+import { chatSideEndpointsWire } from './chat-side-endpoints.js';
 import { generateContentWire } from './generate-content.js';
+import { messageBatchesWire } from './message-batches.js';
 import { messagesWire } from './messages.js';
 import { responsesWire } from './responses.js';
 
-export const defaultWires: SimWire[] = [messagesWire, chatCompletionsWire, responsesWire, generateContentWire];
+export const defaultWires: SimWire[] = [
+  messagesWire,
+  messageBatchesWire,
+  chatCompletionsWire,
+  // Before chat-side: it serves the files routes too, so batches read the uploaded files.
+  chatBatchesWire,
+  chatSideEndpointsWire,
+  responsesWire,
+  generateContentWire,
+];

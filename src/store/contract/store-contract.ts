@@ -222,7 +222,7 @@ export function defineStoreContract(name: string, open: () => Promise<StoreHarne
     });
 
     describe('outcomes', () => {
-      function report(workUnitId: string, supersedes: string | null, at = iso(), checkDefinition = () => {}) {
+      function report(workUnitId: string, supersedes: string | null, at = iso(), checkDefinition = () => 1) {
         return store.reportOutcome(
           {
             outcome: {
@@ -230,7 +230,6 @@ export function defineStoreContract(name: string, open: () => Promise<StoreHarne
               projectId: PROJECT,
               workUnitId,
               definitionId: 'odef_a',
-              definitionVersion: 1,
               value: true,
               reporterKeyId: 'key_a',
               observedAt: iso(),

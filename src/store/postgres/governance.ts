@@ -107,7 +107,9 @@ export async function insertOutcomeRevision(
   // FOR SHARE: a concurrent close waits for this report, so `provisional` matches the order.
   const unit = await workUnitRow(client, draft.projectId, draft.workUnitId, 'FOR SHARE');
   if (!unit) throw new GatewayError('work_unit_not_found', 'Work Unit not found.');
-  input.checkDefinition(unit.definitions.find((definition) => definition.id === draft.definitionId));
+  const definitionVersion = input.checkDefinition(
+    unit.definitions.find((definition) => definition.id === draft.definitionId),
+  );
   if (!outcomeWindowOpen(unit, Date.parse(draft.ingestedAt), input.writeWindowMs)) {
     throw new GatewayError(
       'outcome_write_closed',
@@ -124,6 +126,7 @@ export async function insertOutcomeRevision(
   );
   const outcome: Outcome = {
     ...draft,
+    definitionVersion,
     revision,
     governanceSequence: Number(sequence.rows[0]?.last_sequence),
     provisional: unit.status === 'open',

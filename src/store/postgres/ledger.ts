@@ -128,7 +128,10 @@ export async function renewLeaseIn(
 /** Commits the full reservation of every claimable orphan; returns how many. */
 export async function reapIn(client: pg.PoolClient, nowIso: string, liveOwner?: string): Promise<number> {
   const orphanFilter =
-    liveOwner === undefined ? 'lease_expires_at <= $1' : '(lease_expires_at <= $1 OR owner <> $2)';
+    liveOwner === undefined
+      ? 'lease_expires_at <= $1'
+      : // Attempts owned by a durable job ('job:...') survive the process; only their lease reaps them.
+        "(lease_expires_at <= $1 OR (owner <> $2 AND owner NOT LIKE 'job:%'))";
   const claimed = await client.query<Row>(
     `SELECT * FROM attempts WHERE state = 'reserved' AND ${orphanFilter}
      ORDER BY run_id NULLS FIRST, id FOR UPDATE SKIP LOCKED`,

@@ -6,6 +6,9 @@
  * BOOLEAN, lists are JSONB. An Outcome's `value` stays TEXT holding JSON: JSONB would come back
  * already parsed, and a string value would then be indistinguishable from JSON text in rows.ts.
  */
+import { POSTGRES_FILES_MIGRATION } from './files-migration.js';
+import { POSTGRES_MIGRATION_JOBS_RESOURCES } from './migration-jobs-resources.js';
+
 export interface PostgresMigration {
   version: number;
   name: string;
@@ -165,4 +168,6 @@ CREATE TRIGGER audit_append_only_truncate BEFORE TRUNCATE ON audit
   FOR EACH STATEMENT EXECUTE FUNCTION audit_append_only();
 `,
   },
+  POSTGRES_FILES_MIGRATION,
+  POSTGRES_MIGRATION_JOBS_RESOURCES,
 ];

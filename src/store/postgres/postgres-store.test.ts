@@ -4,6 +4,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createTestDatabase, describePostgres, type TestDatabase } from '../../../test/support/postgres.js';
 import { GatewayError, StoreUnavailableError } from '../../errors/gateway-error.js';
 import { newId } from '../../lib/ids.js';
+import { defineFilesContract } from '../contract/files-contract.js';
+import { defineJobsContract } from '../contract/jobs-contract.js';
 import { defineStoreContract } from '../contract/store-contract.js';
 import type { Idempotency, Store } from '../port.js';
 import { PostgresStore } from './postgres-store.js';
@@ -90,7 +92,7 @@ async function outcome(promise: Promise<unknown>): Promise<string> {
 }
 
 describePostgres('postgres store', () => {
-  defineStoreContract('postgres', async () => {
+  const openPostgres = async () => {
     const database = await createTestDatabase();
     const store = new PostgresStore({ connectionString: database.url });
     await store.migrate();
@@ -101,7 +103,10 @@ describePostgres('postgres store', () => {
         await database.drop();
       },
     };
-  });
+  };
+  defineStoreContract('postgres', openPostgres);
+  defineFilesContract('postgres', openPostgres);
+  defineJobsContract('postgres', openPostgres);
 
   describe('across replicas and failures', () => {
     const closers: Array<() => Promise<void>> = [];

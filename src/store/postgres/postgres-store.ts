@@ -46,6 +46,10 @@ import {
 } from './governance.js';
 import { claimIdempotencyKey, storeIdempotentResponse } from './idempotency.js';
 import { reapIn, renewLeaseIn, reserveIn, settleIn } from './ledger.js';
+import { PostgresFilesRepository } from './files.js';
+import { PostgresBatches } from './batches.js';
+import { PostgresDeferredResponses } from './deferred-responses.js';
+import { PostgresJobs } from './jobs.js';
 import { migrate } from './migrate.js';
 import { createPool, DEFAULT_CONNECT_TIMEOUT_MS, type PostgresOptions } from './pool.js';
 
@@ -63,12 +67,20 @@ export class PostgresStore implements Store {
   private readonly lockTimeoutMs: number;
   private readonly options: PostgresOptions;
   private closed = false;
+  readonly files: PostgresFilesRepository;
+  readonly jobs: PostgresJobs;
+  readonly batches: PostgresBatches;
+  readonly deferredResponses: PostgresDeferredResponses;
 
   constructor(options: PostgresOptions) {
     this.options = options;
     const settings = createPool(options);
     this.pool = settings.pool;
     this.lockTimeoutMs = settings.lockTimeoutMs;
+    this.files = new PostgresFilesRepository((work, begin) => this.transaction(work, begin), this.lockTimeoutMs);
+    this.jobs = new PostgresJobs((work) => this.transaction(work));
+    this.batches = new PostgresBatches((work) => this.transaction(work));
+    this.deferredResponses = new PostgresDeferredResponses((work) => this.transaction(work));
   }
 
   /** Runs `work` in one transaction on one connection; failures are mapped by toStoreError. */

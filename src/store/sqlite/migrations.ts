@@ -1,4 +1,7 @@
 /** Numbered SQLite migrations, applied in order inside one transaction each. */
+import { SQLITE_FILES_MIGRATION } from './files-migration.js';
+import { SQLITE_MIGRATION_JOBS_RESOURCES } from './migration-jobs-resources.js';
+
 export const SQLITE_MIGRATIONS: ReadonlyArray<{ version: number; name: string; sql: string }> = [
   {
     version: 1,
@@ -142,4 +145,6 @@ CREATE TRIGGER audit_append_only_update BEFORE UPDATE ON audit BEGIN SELECT RAIS
 CREATE TRIGGER audit_append_only_delete BEFORE DELETE ON audit BEGIN SELECT RAISE(ABORT, 'audit is append-only'); END;
 `,
   },
+  SQLITE_FILES_MIGRATION,
+  SQLITE_MIGRATION_JOBS_RESOURCES,
 ];

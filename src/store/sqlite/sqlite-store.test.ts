@@ -1,10 +1,12 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { defineFilesContract } from '../contract/files-contract.js';
+import { defineJobsContract } from '../contract/jobs-contract.js';
 import { defineStoreContract } from '../contract/store-contract.js';
 import { SqliteStore } from './sqlite-store.js';
 
-defineStoreContract('sqlite', async () => {
+const openSqlite = async () => {
   const folder = mkdtempSync(join(tmpdir(), 'svc-sqlite-'));
   const store = new SqliteStore({ path: join(folder, 'svc.db'), synchronous: 'normal' });
   await store.migrate();
@@ -15,4 +17,8 @@ defineStoreContract('sqlite', async () => {
       rmSync(folder, { recursive: true, force: true });
     },
   };
-});
+};
+
+defineStoreContract('sqlite', openSqlite);
+defineFilesContract('sqlite', openSqlite);
+defineJobsContract('sqlite', openSqlite);

@@ -39,6 +39,10 @@ import {
   settlementAmounts,
 } from '../rules.js';
 import { type Row, auditFromRow, keyFromRow, outcomeFromRow, runFromRow, workUnitFromRow } from '../rows.js';
+import { SqliteFilesRepository } from './files.js';
+import { SqliteBatches } from './batches.js';
+import { SqliteDeferredResponses } from './deferred-responses.js';
+import { SqliteJobs } from './jobs.js';
 import { SQLITE_MIGRATIONS } from './migrations.js';
 import { acquireProcessLock, type ProcessLock } from './process-lock.js';
 
@@ -59,6 +63,11 @@ export class SqliteStore implements Store {
   private readonly db: Database.Database;
   private readonly lock: ProcessLock | undefined;
   private readonly statements = new Map<string, Database.Statement>();
+  private readonly ledgerQueue: Array<{ work: () => void; resolve: () => void; reject: (error: unknown) => void }> = [];
+  readonly files: SqliteFilesRepository;
+  readonly jobs: SqliteJobs;
+  readonly batches: SqliteBatches;
+  readonly deferredResponses: SqliteDeferredResponses;
 
   constructor(options: SqliteOptions) {
     if (options.path !== ':memory:') {
@@ -75,6 +84,10 @@ export class SqliteStore implements Store {
       this.lock?.release();
       throw error;
     }
+    this.files = new SqliteFilesRepository(this.db, (work) => this.transaction(work));
+    this.jobs = new SqliteJobs(this.db, (work) => this.transaction(work));
+    this.batches = new SqliteBatches(this.db, (work) => this.transaction(work));
+    this.deferredResponses = new SqliteDeferredResponses(this.db, (work) => this.transaction(work));
   }
 
   private sql(text: string): Database.Statement {
@@ -94,8 +107,13 @@ export class SqliteStore implements Store {
       if (error instanceof Database.SqliteError && !error.code.startsWith('SQLITE_CONSTRAINT')) {
         throw new StoreUnavailableError(`sqlite: ${error.code}`);
       }
-      throw error;
+      throw this.closedError(error);
     }
+  }
+
+  /** A closed database throws a plain TypeError from the driver: that is "unavailable", not a bug. */
+  private closedError(error: unknown): unknown {
+    return this.db.open ? error : new StoreUnavailableError('sqlite: the database is closed');
   }
 
   async migrate(): Promise<void> {
@@ -297,7 +315,9 @@ export class SqliteStore implements Store {
       const draft = input.outcome;
       const unit = this.workUnitRow(draft.projectId, draft.workUnitId);
       if (!unit) throw new GatewayError('work_unit_not_found', 'Work Unit not found.');
-      input.checkDefinition(unit.definitions.find((definition) => definition.id === draft.definitionId));
+      const definitionVersion = input.checkDefinition(
+        unit.definitions.find((definition) => definition.id === draft.definitionId),
+      );
       if (!outcomeWindowOpen(unit, Date.parse(draft.ingestedAt), input.writeWindowMs)) {
         throw new GatewayError('outcome_write_closed', 'The Outcome write window (30 days after the Work Unit closed) has passed.');
       }
@@ -312,6 +332,7 @@ export class SqliteStore implements Store {
       ).get(draft.projectId) as Row;
       const outcome: Outcome = {
         ...draft,
+        definitionVersion,
         revision,
         governanceSequence: Number(sequenceRow.last_sequence),
         provisional: unit.status === 'open',
@@ -354,7 +375,7 @@ export class SqliteStore implements Store {
       return query();
     } catch (error) {
       if (error instanceof Database.SqliteError) throw new StoreUnavailableError(`sqlite: ${error.code}`);
-      throw error;
+      throw this.closedError(error);
     }
   }
 
@@ -386,7 +407,7 @@ export class SqliteStore implements Store {
 
   async reserve(input: ReserveInput): Promise<void> {
     const nowIso = new Date(input.now).toISOString();
-    this.transaction(() => {
+    return this.groupCommit(() => {
       if (input.runId !== null) {
         const admitted = this.sql(
           `UPDATE runs SET reserved = reserved + ?
@@ -422,7 +443,40 @@ export class SqliteStore implements Store {
   }
 
   async settle(input: SettleInput): Promise<void> {
-    this.transaction(() => this.settleInTransaction(input));
+    return this.groupCommit(() => this.settleInTransaction(input));
+  }
+
+  /**
+   * Group commit for the ledger's hot path: reservations and settlements arriving in the same turn
+   * of the event loop run in ONE transaction, each inside its own savepoint, in arrival order. Each
+   * conditional update still sees the effect of the ones before it, so admission stays exact; a
+   * failing item rolls back only its savepoint; every promise resolves after the commit.
+   */
+  private groupCommit(work: () => void): Promise<void> {
+    return new Promise((resolve, reject) => {
+      this.ledgerQueue.push({ work, resolve, reject });
+      if (this.ledgerQueue.length === 1) setImmediate(() => this.flushLedgerQueue());
+    });
+  }
+
+  private flushLedgerQueue(): void {
+    const batch = this.ledgerQueue.splice(0);
+    const failures = new Map<number, unknown>();
+    try {
+      this.transaction(() => {
+        batch.forEach((item, index) => {
+          try {
+            this.db.transaction(item.work)();
+          } catch (error) {
+            failures.set(index, error);
+          }
+        });
+      });
+    } catch (error) {
+      for (const item of batch) item.reject(error);
+      return;
+    }
+    batch.forEach((item, index) => (failures.has(index) ? item.reject(failures.get(index)) : item.resolve()));
   }
 
   private settleInTransaction(input: SettleInput): void {
@@ -485,7 +539,8 @@ export class SqliteStore implements Store {
         liveOwner === undefined
           ? this.sql("SELECT id, created_at FROM attempts WHERE state = 'reserved' AND lease_expires_at <= ?").all(nowIso)
           : this.sql(
-              "SELECT id, created_at FROM attempts WHERE state = 'reserved' AND (lease_expires_at <= ? OR owner <> ?)",
+              // Attempts owned by a durable job ('job:...') survive the process; only their lease reaps them.
+              "SELECT id, created_at FROM attempts WHERE state = 'reserved' AND (lease_expires_at <= ? OR (owner <> ? AND owner NOT LIKE 'job:%'))",
             ).all(nowIso, liveOwner)
       ) as Row[];
       for (const row of orphans) {

@@ -1,0 +1,48 @@
+/**
+ * Which profiles serve the experimental side endpoints (speech, transcriptions, images,
+ * moderations): the chat-embeddings family, whose upstreams expose them on the chat-completions
+ * wire. Files are served by every chat-completions profile (uploaded upstream) and every
+ * vendora-wire profile (stored only).
+ */
+import type { PrimitiveName } from '../primitives/shared/types.js';
+import type { ProfileId, ProfileRow } from './profiles.js';
+
+export const SIDE_ENDPOINT_PROFILES: readonly ProfileId[] = [
+  'vendorb.chat-embeddings.v1',
+  'vendorc.chat-embeddings.v1',
+  'compat.chat-embeddings.v1',
+];
+
+export const FILE_PRIMITIVES: readonly PrimitiveName[] = ['chat-completions', 'messages'];
+
+export type ResourceEndpoint =
+  | 'files'
+  | 'audio.speech'
+  | 'audio.transcriptions'
+  | 'images.generations'
+  | 'moderations';
+
+/** The resource_prices field an endpoint needs on its connection (files need none). */
+export const RESOURCE_PRICE_FIELD = {
+  files: undefined,
+  'audio.speech': 'speech_per_million_characters_micros',
+  'audio.transcriptions': 'transcription_per_minute_micros',
+  'images.generations': 'image_micros',
+  moderations: 'moderation_request_micros',
+} as const satisfies Record<ResourceEndpoint, string | undefined>;
+
+export function servesResource(row: ProfileRow, endpoint: ResourceEndpoint): boolean {
+  switch (endpoint) {
+    case 'files':
+      return FILE_PRIMITIVES.includes(row.primitive);
+    case 'audio.speech':
+    case 'audio.transcriptions':
+    case 'images.generations':
+    case 'moderations':
+      return (SIDE_ENDPOINT_PROFILES as readonly string[]).includes(row.id);
+    default: {
+      const never: never = endpoint;
+      throw new Error(`unknown endpoint ${String(never)}`);
+    }
+  }
+}

@@ -1,0 +1,143 @@
+/**
+ * The input file's lines, parsed and checked against the ONE connection the batch goes to, before
+ * the batch exists (SPEC 4.4 batch rule 1). Each line is vendorb-batch JSONL:
+ *   {"custom_id": "...", "method": "POST", "url": "/v1/messages", "body": <a /v1/messages request>}
+ * A line passes when its body validates in portable mode, is not streaming, names a model alias
+ * with a target on the connection, and the connection's profile can carry it (the route planner
+ * with a one-target alias, reasons included). The first line that fails fails the request, naming
+ * its line number (1-based) and custom_id. Each line's worst case is priced from its body bytes.
+ */
+
+import type { MessagesRequest } from '../../canonical/types.js';
+import {
+  providerExecutedTools,
+  requestFacts,
+  validateMessagesRequest,
+} from '../../canonical/validate-messages.js';
+import type { Config } from '../../config/schema.js';
+import { GatewayError } from '../../errors/gateway-error.js';
+import { inputTokenBound, worstCaseCost } from '../../ledger/pricing.js';
+import type { BatchLinePlan } from '../../store/batches-port.js';
+import type { Connection, Upstreams } from '../connections.js';
+import { planPortable } from '../route-plan.js';
+
+export interface CheckedLine {
+  lineNumber: number;
+  customId: string;
+  request: MessagesRequest;
+  plan: BatchLinePlan;
+}
+
+const CUSTOM_ID = /^[A-Za-z0-9_-]{1,64}$/;
+export const MAX_LINES = 50_000;
+
+function lineError(lineNumber: number, customId: string | undefined, reason: string): GatewayError {
+  const who = customId === undefined ? '' : ` (custom_id ${customId})`;
+  return new GatewayError('invalid_request', `input file line ${lineNumber}${who}: ${reason}`, {
+    param: 'input_file_id',
+  });
+}
+
+export function checkLines(
+  content: string,
+  connection: Connection,
+  upstreams: Upstreams,
+  config: Config,
+): CheckedLine[] {
+  const texts = content.split('\n');
+  const checked: CheckedLine[] = [];
+  const seen = new Set<string>();
+  for (const [index, raw] of texts.entries()) {
+    const text = raw.trim();
+    if (text === '') continue;
+    const lineNumber = index + 1;
+    if (checked.length >= MAX_LINES)
+      throw lineError(lineNumber, undefined, `a batch holds at most ${MAX_LINES} lines`);
+    checked.push(checkLine(text, lineNumber, seen, connection, upstreams, config));
+  }
+  if (checked.length === 0)
+    throw new GatewayError('invalid_request', 'input_file_id: the input file holds no lines', {
+      param: 'input_file_id',
+    });
+  return checked;
+}
+
+function checkLine(
+  text: string,
+  lineNumber: number,
+  seen: Set<string>,
+  connection: Connection,
+  upstreams: Upstreams,
+  config: Config,
+): CheckedLine {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    throw lineError(lineNumber, undefined, 'not valid JSON');
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed))
+    throw lineError(lineNumber, undefined, 'not a JSON object');
+  const line = parsed as Record<string, unknown>;
+  const customId = typeof line.custom_id === 'string' ? line.custom_id : undefined;
+  if (customId === undefined || !CUSTOM_ID.test(customId)) {
+    throw lineError(lineNumber, customId, 'custom_id: required, 1-64 characters of A-Z a-z 0-9 _ -');
+  }
+  if (seen.has(customId)) throw lineError(lineNumber, customId, 'custom_id: used by an earlier line');
+  seen.add(customId);
+  for (const name of Object.keys(line)) {
+    if (!['custom_id', 'method', 'url', 'body'].includes(name))
+      throw lineError(lineNumber, customId, `${name}: unknown field`);
+  }
+  if (line.method !== 'POST') throw lineError(lineNumber, customId, 'method: must be POST');
+  if (line.url !== '/v1/messages') throw lineError(lineNumber, customId, 'url: must be /v1/messages');
+  let request: MessagesRequest;
+  try {
+    request = validateMessagesRequest(line.body, 'portable');
+  } catch (error) {
+    if (error instanceof GatewayError) throw lineError(lineNumber, customId, error.message);
+    throw error;
+  }
+  if (request.stream === true)
+    throw lineError(lineNumber, customId, 'body.stream: batch requests cannot stream');
+  const target = upstreams.aliases
+    .get(request.model)
+    ?.targets.find((candidate) => candidate.connection.name === connection.name);
+  if (!target)
+    throw lineError(
+      lineNumber,
+      customId,
+      `model: ${request.model} has no target on connection ${connection.name}`,
+    );
+  try {
+    planPortable(request, { alias: request.model, targets: [target] }, [], providerExecutedTools(request));
+  } catch (error) {
+    if (error instanceof GatewayError) throw lineError(lineNumber, customId, error.message);
+    throw error;
+  }
+  const facts = requestFacts(request);
+  const inputBound = inputTokenBound(
+    {
+      bodyBytes: Buffer.byteLength(JSON.stringify(line.body)),
+      embeddedDataBytes: facts.embeddedDataBytes,
+      images: facts.images,
+      documents: facts.documents,
+    },
+    {
+      imageTokens: config.ledger.image_input_bound_tokens,
+      documentTokens: config.ledger.document_input_bound_tokens,
+    },
+  );
+  return {
+    lineNumber,
+    customId,
+    request,
+    plan: {
+      customId,
+      alias: request.model,
+      upstreamModel: target.upstreamModel,
+      price: target.price,
+      worstCaseMicrosUsd: worstCaseCost(target.price, inputBound, request.max_tokens),
+    },
+  };
+}

@@ -1,0 +1,77 @@
+/**
+ * /v1/audio/speech, /v1/audio/transcriptions, /v1/images/generations, /v1/moderations (vendorb
+ * dialect). Thin: authenticate, hand the body (JSON, or the multipart parts of a transcription) to
+ * the use case, write JSON, text or the streamed audio with the upstream's content type.
+ */
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { GatewayError } from '../errors/gateway-error.js';
+import type { SideAnswer, SideCall, SideEndpointsService } from '../gateway/side-endpoints-service.js';
+import type { Authenticator } from './auth.js';
+import { isJsonContentType } from './body.js';
+import { abandonBody, checkMultipart, formParts, registerMultipart } from './multipart-form.js';
+
+export interface SideRouteDeps {
+  authenticator: Authenticator;
+  side: SideEndpointsService;
+  maxUploadBytes: number;
+}
+
+function send(reply: FastifyReply, answer: SideAnswer): FastifyReply {
+  reply.headers(answer.headers);
+  switch (answer.kind) {
+    case 'json':
+      return reply.send(answer.body);
+    case 'text':
+      return reply.send(answer.text);
+    case 'stream':
+      return reply.send(answer.stream);
+    default: {
+      const never: never = answer;
+      throw new Error(`unknown answer ${String(never)}`);
+    }
+  }
+}
+
+export function registerSideEndpointRoutes(app: FastifyInstance, deps: SideRouteDeps): void {
+  async function jsonCall(request: FastifyRequest): Promise<SideCall> {
+    const caller = await deps.authenticator.authenticate(request.headers);
+    if (
+      !isJsonContentType(request.headers['content-type']) ||
+      Buffer.isBuffer(request.body) ||
+      request.body === undefined
+    ) {
+      throw new GatewayError(
+        'invalid_request',
+        'Content-Type must be application/json with a JSON object body.',
+      );
+    }
+    return { caller, headers: request.headers, body: request.body };
+  }
+
+  app.post('/v1/audio/speech', async (request, reply) =>
+    send(reply, await deps.side.speech(await jsonCall(request))),
+  );
+  app.post('/v1/images/generations', async (request, reply) =>
+    send(reply, await deps.side.images(await jsonCall(request))),
+  );
+  app.post('/v1/moderations', async (request, reply) =>
+    send(reply, await deps.side.moderation(await jsonCall(request))),
+  );
+
+  app.register(async (scope) => {
+    await registerMultipart(scope, deps.maxUploadBytes);
+    scope.post('/v1/audio/transcriptions', async (request, reply) => {
+      const caller = await deps.authenticator.authenticate(request.headers);
+      checkMultipart(request, deps.maxUploadBytes);
+      try {
+        return send(
+          reply,
+          await deps.side.transcription({ caller, headers: request.headers, parts: formParts(request) }),
+        );
+      } catch (error) {
+        abandonBody(request);
+        throw error;
+      }
+    });
+  });
+}

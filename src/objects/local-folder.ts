@@ -1,0 +1,213 @@
+/**
+ * The default object store: a local folder, `{root}/{projectId}/{key}`.
+ *
+ * put: stream into `{root}/.tmp/{random}.part` (same file system), fsync it, rename it onto the
+ * final path, fsync the folder. A process killed at any point leaves either no object or the
+ * complete one; a killed write's part is never at a final path and removeStaleParts() deletes it.
+ * Project isolation is by path (ids and keys are checked against a strict pattern, so no `..` or
+ * separator can escape the Project's folder) and, for sealed objects, by the authenticated data.
+ */
+import { createHash } from 'node:crypto';
+import type { Dirent } from 'node:fs';
+import { type FileHandle, mkdir, open, readdir, readFile, rename, rm, stat } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import { Readable } from 'node:stream';
+import { randomBase32 } from '../lib/ids.js';
+import {
+  type ObjectStore,
+  ObjectTooLargeError,
+  type PutOptions,
+  type PutResult,
+  type StoredObject,
+} from './port.js';
+import { framingOf, HEADER_BYTES, openSealed, plainHeader, startSealing } from './sealing.js';
+
+const PROJECT_PATTERN = /^[A-Za-z0-9_-]{1,128}$/;
+const KEY_PATTERN = /^[A-Za-z0-9_-][A-Za-z0-9_.-]{0,199}$/;
+const PARTS = '.tmp';
+
+export interface LocalFolderOptions {
+  root: string;
+  /** 32-byte AES-256-GCM key; without it sealed puts are refused. */
+  sealingKey?: Buffer;
+}
+
+function validName(projectId: string, key: string): boolean {
+  return PROJECT_PATTERN.test(projectId) && KEY_PATTERN.test(key);
+}
+
+async function writeAll(handle: FileHandle, data: Buffer): Promise<void> {
+  let offset = 0;
+  while (offset < data.length) {
+    const { bytesWritten } = await handle.write(data, offset, data.length - offset);
+    offset += bytesWritten;
+  }
+}
+
+/** fsync a folder so a rename or a new entry in it survives a crash. */
+async function syncFolder(path: string): Promise<void> {
+  const handle = await open(path, 'r');
+  try {
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+}
+
+function chunksOf(body: Readable | Buffer): AsyncIterable<Buffer> | Buffer[] {
+  return Buffer.isBuffer(body) ? [body] : (body as AsyncIterable<Buffer>);
+}
+
+export class LocalFolderObjectStore implements ObjectStore {
+  private readonly root: string;
+  private readonly sealingKey: Buffer | undefined;
+
+  constructor(options: LocalFolderOptions) {
+    this.root = options.root;
+    this.sealingKey = options.sealingKey;
+  }
+
+  requireSealing(feature: string): void {
+    if (!this.sealingKey) {
+      throw new Error(
+        `${feature} keeps sealed objects: set objects.sealing_key_env to an environment variable holding a 32-byte key`,
+      );
+    }
+  }
+
+  private pathOf(projectId: string, key: string): string {
+    return join(this.root, projectId, key);
+  }
+
+  async put(
+    projectId: string,
+    key: string,
+    body: Readable | Buffer,
+    options: PutOptions,
+  ): Promise<PutResult> {
+    if (!validName(projectId, key))
+      throw new Error(`object store: illegal project or key ${JSON.stringify(`${projectId}/${key}`)}`);
+    if (options.sealed) this.requireSealing('a sealed object');
+    const partsFolder = join(this.root, PARTS);
+    await mkdir(partsFolder, { recursive: true });
+    const part = join(partsFolder, `${randomBase32(24)}.part`);
+    const handle = await open(part, 'wx', 0o600);
+    let handleOpen = true;
+    try {
+      const sealing = options.sealed ? startSealing(this.sealingKey!, projectId, key) : undefined;
+      await writeAll(handle, sealing ? sealing.header : plainHeader());
+      const hash = createHash('sha256');
+      let bytes = 0;
+      for await (const chunk of chunksOf(body)) {
+        const data = Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk as Uint8Array);
+        bytes += data.length;
+        if (options.maxBytes !== undefined && bytes > options.maxBytes)
+          throw new ObjectTooLargeError(options.maxBytes);
+        hash.update(data);
+        await writeAll(handle, sealing ? sealing.cipher.update(data) : data);
+      }
+      if (sealing)
+        await writeAll(handle, Buffer.concat([sealing.cipher.final(), sealing.cipher.getAuthTag()]));
+      await handle.sync();
+      handleOpen = false;
+      await handle.close();
+      const finalPath = this.pathOf(projectId, key);
+      const created = await mkdir(dirname(finalPath), { recursive: true });
+      if (created !== undefined) await syncFolder(this.root);
+      await rename(part, finalPath);
+      await syncFolder(dirname(finalPath));
+      return { bytes, sha256: hash.digest('hex') };
+    } catch (error) {
+      if (handleOpen) await handle.close().catch(() => undefined);
+      await rm(part, { force: true });
+      throw error;
+    }
+  }
+
+  async get(projectId: string, key: string): Promise<Readable | undefined> {
+    if (!validName(projectId, key)) return undefined;
+    const path = this.pathOf(projectId, key);
+    let handle: FileHandle;
+    try {
+      handle = await open(path, 'r');
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+      throw error;
+    }
+    let handedOver = false;
+    try {
+      const head = Buffer.alloc(HEADER_BYTES);
+      const { bytesRead } = await handle.read(head, 0, HEADER_BYTES, 0);
+      const framing = framingOf(head.subarray(0, bytesRead));
+      if (framing === 'plain') {
+        handedOver = true;
+        return handle.createReadStream({ start: HEADER_BYTES, autoClose: true });
+      }
+      this.requireSealing('reading a sealed object');
+      const stored = await readFile(handle);
+      return Readable.from([openSealed(stored, this.sealingKey!, projectId, key)]);
+    } finally {
+      if (!handedOver) await handle.close();
+    }
+  }
+
+  async delete(projectId: string, key: string): Promise<boolean> {
+    if (!validName(projectId, key)) return false;
+    const path = this.pathOf(projectId, key);
+    try {
+      await stat(path);
+    } catch {
+      return false;
+    }
+    await rm(path, { force: true });
+    await syncFolder(dirname(path)).catch(() => undefined);
+    return true;
+  }
+
+  async *list(): AsyncIterable<StoredObject> {
+    for (const project of await this.entries(this.root)) {
+      if (!project.isDirectory() || project.name === PARTS || !PROJECT_PATTERN.test(project.name)) continue;
+      for (const entry of await this.entries(join(this.root, project.name))) {
+        if (!entry.isFile() || !KEY_PATTERN.test(entry.name)) continue;
+        try {
+          const info = await stat(join(this.root, project.name, entry.name));
+          yield {
+            projectId: project.name,
+            key: entry.name,
+            storedBytes: info.size,
+            modifiedMs: info.mtimeMs,
+          };
+        } catch {
+          // removed meanwhile
+        }
+      }
+    }
+  }
+
+  async removeStaleParts(olderThanMs: number, nowMs: number = Date.now()): Promise<number> {
+    const folder = join(this.root, PARTS);
+    let removed = 0;
+    for (const entry of await this.entries(folder)) {
+      if (!entry.name.endsWith('.part')) continue;
+      const path = join(folder, entry.name);
+      try {
+        const info = await stat(path);
+        if (nowMs - info.mtimeMs < olderThanMs) continue;
+        await rm(path, { force: true });
+        removed += 1;
+      } catch {
+        // removed meanwhile
+      }
+    }
+    return removed;
+  }
+
+  private async entries(folder: string): Promise<Dirent[]> {
+    try {
+      return await readdir(folder, { withFileTypes: true });
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
+      throw error;
+    }
+  }
+}

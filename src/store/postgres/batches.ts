@@ -1,0 +1,114 @@
+/**
+ * Batches on PostgreSQL: the record is one JSON document beside the columns the sweeper and the
+ * Project check read. Creation claims the idempotency key (waiting on an in-flight duplicate, see
+ * idempotency.ts), then writes batch, job and response in the same transaction. Updates lock the
+ * row (SELECT ... FOR UPDATE), check the expected status and write: one winner per transition.
+ */
+import type pg from 'pg';
+import type { BatchesRepository, BatchPatch, BatchRecord, BatchStatus } from '../batches-port.js';
+import type { Idempotency, IdempotentResult, Render } from '../port.js';
+import type { Row } from '../rows.js';
+import { idempotencyConflict } from '../rules.js';
+import { claimIdempotencyKey, storeIdempotentResponse } from './idempotency.js';
+import { insertJobIn } from './jobs.js';
+import type { PgTransaction } from './transaction.js';
+
+const parse = (row: Row | undefined): BatchRecord | undefined =>
+  row ? (JSON.parse(String(row.record)) as BatchRecord) : undefined;
+
+export class PostgresBatches implements BatchesRepository {
+  constructor(private readonly transaction: PgTransaction) {}
+
+  async findIdempotent(idempotency: Idempotency): Promise<IdempotentResult | undefined> {
+    return this.transaction(async (client) => {
+      const row = (
+        await client.query<Row>(
+          `SELECT fingerprint, status, response FROM idempotency
+           WHERE project_id = $1 AND key_id = $2 AND idempotency_key = $3 AND expires_at > $4 AND status <> 0`,
+          [idempotency.projectId, idempotency.keyId, idempotency.key, idempotency.createdAt],
+        )
+      ).rows[0];
+      if (!row) return undefined;
+      if (row.fingerprint !== idempotency.fingerprint) throw idempotencyConflict();
+      return { status: 200, replayed: true, body: JSON.parse(String(row.response)) };
+    });
+  }
+
+  async create(
+    batch: BatchRecord,
+    jobRunAfter: number,
+    idempotency: Idempotency,
+    render: Render<BatchRecord>,
+  ): Promise<IdempotentResult> {
+    return this.transaction(async (client) => {
+      const claim = await claimIdempotencyKey(client, idempotency);
+      if (claim.kind === 'replay') return { status: 200 as const, replayed: true, body: claim.body };
+      await client.query(
+        'INSERT INTO batches (id, project_id, status, delete_after, record) VALUES ($1, $2, $3, $4, $5)',
+        [batch.id, batch.projectId, batch.status, batch.deleteAfter, JSON.stringify(batch)],
+      );
+      await insertJobIn(client, { kind: 'batch', resourceId: batch.id, runAfter: jobRunAfter });
+      const body = render(batch);
+      await storeIdempotentResponse(client, idempotency, 200, body);
+      return { status: 200 as const, replayed: false, body };
+    });
+  }
+
+  async get(projectId: string, id: string): Promise<BatchRecord | undefined> {
+    return this.transaction(async (client) =>
+      parse(
+        (
+          await client.query<Row>('SELECT record FROM batches WHERE id = $1 AND project_id = $2', [
+            id,
+            projectId,
+          ])
+        ).rows[0],
+      ),
+    );
+  }
+
+  async getById(id: string): Promise<BatchRecord | undefined> {
+    return this.transaction(async (client) =>
+      parse((await client.query<Row>('SELECT record FROM batches WHERE id = $1', [id])).rows[0]),
+    );
+  }
+
+  async update(
+    id: string,
+    fromStatuses: readonly BatchStatus[],
+    patch: BatchPatch,
+  ): Promise<BatchRecord | undefined> {
+    return this.transaction(async (client) => {
+      const current = parse(
+        (await client.query<Row>('SELECT record FROM batches WHERE id = $1 FOR UPDATE', [id])).rows[0],
+      );
+      if (!current || !fromStatuses.includes(current.status)) return undefined;
+      const next: BatchRecord = { ...current, ...patch };
+      await client.query('UPDATE batches SET status = $1, record = $2 WHERE id = $3', [
+        next.status,
+        JSON.stringify(next),
+        id,
+      ]);
+      return next;
+    });
+  }
+
+  async listExpired(now: number, limit: number): Promise<BatchRecord[]> {
+    return this.transaction(async (client) => {
+      const rows = (
+        await client.query<Row>(
+          'SELECT record FROM batches WHERE delete_after <= $1 ORDER BY delete_after LIMIT $2',
+          [now, limit],
+        )
+      ).rows;
+      return rows.map((row) => parse(row)!);
+    });
+  }
+
+  async delete(id: string): Promise<void> {
+    await this.transaction(async (client: pg.PoolClient) => {
+      await client.query('DELETE FROM batches WHERE id = $1', [id]);
+      await client.query('DELETE FROM jobs WHERE id = $1', [`batch:${id}`]);
+    });
+  }
+}

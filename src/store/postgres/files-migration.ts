@@ -1,0 +1,24 @@
+/** PostgreSQL migration 2: file metadata (the content is in the object store). */
+export const POSTGRES_FILES_MIGRATION = {
+  version: 2,
+  name: 'files',
+  sql: `
+CREATE TABLE files (
+  id TEXT PRIMARY KEY,
+  project_id TEXT NOT NULL,
+  key_id TEXT,
+  connection TEXT NOT NULL,
+  filename TEXT NOT NULL,
+  purpose TEXT NOT NULL,
+  bytes BIGINT NOT NULL CHECK (bytes >= 0),
+  sha256 TEXT NOT NULL,
+  status TEXT NOT NULL CHECK (status IN ('processed', 'error')),
+  status_details TEXT,
+  upstream_file_id TEXT,
+  created_at TIMESTAMPTZ NOT NULL,
+  expires_at TIMESTAMPTZ NOT NULL
+);
+CREATE INDEX files_by_project ON files(project_id, id);
+CREATE INDEX files_by_expiry ON files(expires_at);
+`,
+} as const;
