@@ -44,7 +44,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     genReqId: () => `req_${randomBase32(24)}`,
     bodyLimit: deps.config.limits.messages_body_bytes,
     return503OnClosing: true,
-    maxParamLength: 512,
+    routerOptions: { maxParamLength: 512 },
     // Errors raised before routing (bad URL, over-long parameter) still answer in the route's
     // dialect with a request id; malformed HTTP gets a plain 400 without a stack.
     frameworkErrors: (error, request, reply) => {

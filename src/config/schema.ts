@@ -175,6 +175,8 @@ export const ConfigSchema = T.Object(
       {
         path: T.Optional(T.String()),
         sealing_key_env: T.Optional(EnvName),
+        /** Quick start only: a key file created (0600) on first start; production uses sealing_key_env. */
+        sealing_key_file: T.Optional(T.String({ minLength: 1 })),
         max_upload_bytes: T.Integer({ minimum: 1, default: 100 * 1024 * 1024 }),
         sweep_interval_seconds: T.Integer({ minimum: 1, default: 600 }),
         orphan_grace_seconds: T.Integer({ minimum: 60, default: 3600 }),

@@ -4,7 +4,9 @@
  * must be present and well formed when configured; a feature that needs sealing calls
  * requireSealing() at start-up, so the gateway refuses to start without one.
  */
-import { resolve } from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
 import type { Config } from '../config/schema.js';
 import { LocalFolderObjectStore } from './local-folder.js';
 import type { ObjectStore } from './port.js';
@@ -12,6 +14,15 @@ import { parseSealingKey } from './sealing.js';
 
 export function objectsFolder(config: Config): string {
   return resolve(config.objects.path ?? `${config.data_dir}/objects`);
+}
+
+/** The quick start's sealing key: 32 random bytes (hex) written once with mode 0600. */
+function readOrCreateKeyFile(path: string): string {
+  if (!existsSync(path)) {
+    mkdirSync(dirname(path), { recursive: true });
+    writeFileSync(path, `${randomBytes(32).toString('hex')}\n`, { mode: 0o600 });
+  }
+  return readFileSync(path, 'utf8').trim();
 }
 
 export function openObjectStore(config: Config, environment: NodeJS.ProcessEnv): ObjectStore {
@@ -23,6 +34,8 @@ export function openObjectStore(config: Config, environment: NodeJS.ProcessEnv):
       throw new Error(`objects.sealing_key_env: environment variable ${variable} is not set`);
     }
     sealingKey = parseSealingKey(text, `objects.sealing_key_env (${variable})`);
+  } else if (config.objects.sealing_key_file !== undefined) {
+    sealingKey = parseSealingKey(readOrCreateKeyFile(resolve(config.objects.sealing_key_file)), 'objects.sealing_key_file');
   }
   return new LocalFolderObjectStore({ root: objectsFolder(config), ...(sealingKey ? { sealingKey } : {}) });
 }

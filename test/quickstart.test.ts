@@ -1,0 +1,72 @@
+/**
+ * Keeps the README's quick start true: the shipped config/quickstart.yaml (ports and data folder
+ * moved aside) starts with no credentials, and both official SDKs work against it.
+ */
+import { readFileSync, mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Anthropic from '@anthropic-ai/sdk';
+import OpenAI from 'openai';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseDocument } from 'yaml';
+import { parseConfig } from '../src/config/load.js';
+import { createLogger } from '../src/lib/logger.js';
+import { type RunningGateway, startGateway } from '../src/startup/gateway-server.js';
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const server = createServer().listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+describe('quick start configuration', () => {
+  let gateway: RunningGateway;
+  let folder: string;
+  let key: string;
+
+  beforeAll(async () => {
+    folder = mkdtempSync(join(tmpdir(), 'svc-quickstart-'));
+    const simulatorPort = await freePort();
+    const text = readFileSync('config/quickstart.yaml', 'utf8').replaceAll('9100', String(simulatorPort)).replaceAll('data/', `${folder}/`);
+    const raw = parseDocument(text).toJS() as Record<string, any>;
+    raw.listen.port = 0;
+    raw.logging = { level: 'silent' };
+    const config = parseConfig(raw, 'quickstart.yaml', {});
+    gateway = await startGateway({ config, environment: {}, logger: createLogger('silent') });
+    key = readFileSync(join(folder, 'quickstart-key.txt'), 'utf8').trim();
+  });
+
+  afterAll(async () => {
+    await gateway?.close();
+    rmSync(folder, { recursive: true, force: true });
+  });
+
+  it('serves the demo alias to the vendora SDK, streaming and not', async () => {
+    const client = new Anthropic({ baseURL: gateway.url, apiKey: key, defaultHeaders: { 'vendora-version': '2023-06-01' } });
+    const message = await client.messages.create({ model: 'demo', max_tokens: 64, messages: [{ role: 'user', content: 'Hello' }] });
+    expect(message.content[0]).toMatchObject({ type: 'text' });
+    expect(message.model).toBe('demo');
+    const streamed = await client.messages.stream({ model: 'demo', max_tokens: 64, messages: [{ role: 'user', content: 'Hello' }] }).finalMessage();
+    expect(streamed.stop_reason).toBe('end_turn');
+  });
+
+  it('serves governance and the experimental endpoints to the vendorb SDK', async () => {
+    const unit = await fetch(`${gateway.url}/svc/v1/work-units`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'idempotency-key': 'qs-1', 'content-type': 'application/json' },
+      body: '{}',
+    });
+    expect(unit.status).toBe(201);
+    const client = new OpenAI({ baseURL: `${gateway.url}/v1`, apiKey: key });
+    const moderation = await client.moderations.create({ model: 'demo', input: 'hello' });
+    expect(moderation.results).toHaveLength(1);
+    const response = await client.responses.create({ model: 'demo', input: 'hello', max_output_tokens: 64 });
+    expect(response.status).toBe('completed');
+    const background = await client.responses.create({ model: 'demo', input: 'hello', background: true });
+    expect(['queued', 'in_progress', 'completed']).toContain(background.status);
+  });
+});
