@@ -101,6 +101,9 @@ function countBlock(block: unknown, facts: RequestFacts): void {
         facts.embeddedDataBytes += block.source.data.length;
       }
       return;
+    // Native-only blocks that reference media (video, an uploaded file) are bounded like documents.
+    case 'video':
+    case 'container_upload':
     case 'document': {
       facts.documents++;
       const source = block.source;

@@ -156,10 +156,12 @@ export class UpstreamAttempts {
       await attempt.settle({ state: 'unknown', costMicrosUsd: 0, usage: null, outcome: 'unreadable_answer', httpStatus: 200 });
       if (error instanceof UpstreamFailure) return { kind: 'failed', error: transportError(error), retryable: error.kind !== 'aborted' };
       const message = error instanceof UpstreamProtocolError ? error.message : 'unreadable answer';
+      // Not retried: the upstream answered 200 and may have billed; only transport failures,
+      // timeouts, 429 and 5xx move on to the next target.
       return {
         kind: 'failed',
         error: new GatewayError('upstream_error', `The upstream answer could not be translated: ${message}`),
-        retryable: true,
+        retryable: false,
       };
     }
   }

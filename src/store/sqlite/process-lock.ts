@@ -1,54 +1,59 @@
 /**
  * One writer process per SQLite file: exactness on SQLite rests on serial execution in one process,
- * so a second gateway on the same file refuses to start. The lock file holds the owner's PID; a
- * lock left by a process that no longer exists (killed) is taken over.
+ * so a second gateway on the same file refuses to start.
+ *
+ * The lock is an operating-system lock, not a PID file: a small SQLite database opened in exclusive
+ * locking mode holds a POSIX lock for as long as the process lives, and the kernel releases it when
+ * the process dies (SIGKILL included). Two processes starting at once cannot both win, and a PID
+ * reused by an unrelated process cannot block a restart. The owner's PID is written beside it only
+ * to name the owner in the error message.
  */
-import { closeSync, openSync, readFileSync, unlinkSync, writeSync } from 'node:fs';
+import { readFileSync, unlinkSync, writeFileSync } from 'node:fs';
+import Database from 'better-sqlite3';
 
 export interface ProcessLock {
   release(): void;
 }
 
-function processAlive(pid: number): boolean {
+function ownerOf(pidFile: string): string {
   try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
+    const pid = Number.parseInt(readFileSync(pidFile, 'utf8'), 10);
+    return Number.isInteger(pid) ? `process ${pid}` : 'another process';
+  } catch {
+    return 'another process';
   }
 }
 
 export function acquireProcessLock(path: string): ProcessLock {
-  for (let attempt = 0; attempt < 2; attempt++) {
-    try {
-      const descriptor = openSync(path, 'wx', 0o600);
-      writeSync(descriptor, String(process.pid));
-      closeSync(descriptor);
-      let released = false;
-      return {
-        release() {
-          if (released) return;
-          released = true;
-          try {
-            unlinkSync(path);
-          } catch {
-            // already gone
-          }
-        },
-      };
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-      const owner = Number.parseInt(readFileSync(path, 'utf8'), 10);
-      if (Number.isInteger(owner) && owner !== process.pid && processAlive(owner)) {
-        throw new Error(
-          `the SQLite store is in use by process ${owner} (lock file ${path}); one gateway process per SQLite file — use PostgreSQL for several replicas`,
-        );
-      }
-      if (owner === process.pid) {
-        throw new Error(`the SQLite store is already open in this process (lock file ${path})`);
-      }
-      unlinkSync(path);
+  const pidFile = `${path}.pid`;
+  const lock = new Database(path, { timeout: 0 });
+  try {
+    lock.pragma('locking_mode = EXCLUSIVE');
+    // The first write takes the exclusive lock; in exclusive locking mode it is kept until close.
+    lock.exec('BEGIN EXCLUSIVE; CREATE TABLE IF NOT EXISTS owner (pid INTEGER); DELETE FROM owner; COMMIT');
+    lock.prepare('INSERT INTO owner (pid) VALUES (?)').run(process.pid);
+  } catch (error) {
+    lock.close();
+    if (error instanceof Database.SqliteError && (error.code === 'SQLITE_BUSY' || error.code === 'SQLITE_LOCKED')) {
+      throw new Error(
+        `the SQLite store is in use by ${ownerOf(pidFile)} (lock ${path}); one gateway process per SQLite file — use PostgreSQL for several replicas`,
+      );
     }
+    throw error;
   }
-  throw new Error(`could not take the SQLite lock file ${path}`);
+  writeFileSync(pidFile, String(process.pid));
+  let released = false;
+  return {
+    release() {
+      if (released) return;
+      released = true;
+      lock.close();
+      // The lock database itself stays: unlinking it could race with a process that just opened it.
+      try {
+        if (readFileSync(pidFile, 'utf8') === String(process.pid)) unlinkSync(pidFile);
+      } catch {
+        // already gone
+      }
+    },
+  };
 }

@@ -1,0 +1,124 @@
+/**
+ * A TCP fault proxy for the store-outage tests (a small Toxiproxy), put between a gateway process
+ * and PostgreSQL. Modes:
+ *   pass       forward both ways (the default)
+ *   paused     stop accepting (connections are refused) and destroy every live socket: the
+ *              database "went away"
+ *   blackhole  accept new connections but never forward a byte, and stop forwarding on the live
+ *              ones without closing them: the database "stopped answering" (tests the timeouts)
+ * resume() returns to pass: listens again on the same port after a pause; after a blackhole the
+ * frozen connections are destroyed (their protocol state is lost), new ones forward again.
+ */
+import { connect, createServer, type Server, type Socket } from 'node:net';
+
+export type ProxyMode = 'pass' | 'paused' | 'blackhole';
+
+export interface TcpProxy {
+  readonly port: number;
+  readonly mode: ProxyMode;
+  /** Connections accepted so far (all modes). */
+  readonly accepted: number;
+  /** Connections accepted while blackholed (held open, never forwarded). */
+  readonly held: number;
+  pause(): Promise<void>;
+  blackhole(): void;
+  resume(): Promise<void>;
+  close(): Promise<void>;
+}
+
+interface Pair {
+  client: Socket;
+  upstream: Socket | undefined;
+  frozen: boolean;
+}
+
+export async function startTcpProxy(target: { host: string; port: number }): Promise<TcpProxy> {
+  let mode: ProxyMode = 'pass';
+  let accepted = 0;
+  let held = 0;
+  const pairs = new Set<Pair>();
+
+  const destroy = (pair: Pair) => {
+    pair.client.destroy();
+    pair.upstream?.destroy();
+    pairs.delete(pair);
+  };
+
+  const onConnection = (client: Socket) => {
+    accepted++;
+    const pair: Pair = { client, upstream: undefined, frozen: mode === 'blackhole' };
+    pairs.add(pair);
+    client.on('error', () => destroy(pair));
+    client.on('close', () => destroy(pair));
+    if (pair.frozen) {
+      held++;
+      client.resume(); // read and drop: the peer sees an open connection that never answers
+      return;
+    }
+    const upstream = connect(target.port, target.host);
+    pair.upstream = upstream;
+    upstream.on('error', () => destroy(pair));
+    upstream.on('close', () => destroy(pair));
+    client.on('data', (chunk) => {
+      if (!pair.frozen) upstream.write(chunk);
+    });
+    upstream.on('data', (chunk) => {
+      if (!pair.frozen) client.write(chunk);
+    });
+  };
+
+  let server: Server = createServer(onConnection);
+  const listen = (port: number) =>
+    new Promise<number>((done, fail) => {
+      server.once('error', fail);
+      server.listen(port, '127.0.0.1', () => {
+        server.off('error', fail);
+        const address = server.address();
+        if (address === null || typeof address === 'string') return fail(new Error('no address'));
+        done(address.port);
+      });
+    });
+  const port = await listen(0);
+
+  const stopListening = () =>
+    new Promise<void>((done) => {
+      server.close(() => done());
+      for (const pair of [...pairs]) destroy(pair);
+    });
+
+  return {
+    port,
+    get mode() {
+      return mode;
+    },
+    get accepted() {
+      return accepted;
+    },
+    get held() {
+      return held;
+    },
+    async pause() {
+      if (mode === 'paused') return;
+      mode = 'paused';
+      await stopListening();
+    },
+    blackhole() {
+      if (mode === 'paused') throw new Error('resume before blackholing');
+      mode = 'blackhole';
+      for (const pair of pairs) pair.frozen = true;
+    },
+    async resume() {
+      if (mode === 'paused') {
+        server = createServer(onConnection);
+        await listen(port);
+      } else if (mode === 'blackhole') {
+        for (const pair of [...pairs]) if (pair.frozen) destroy(pair);
+      }
+      mode = 'pass';
+    },
+    async close() {
+      mode = 'paused';
+      await stopListening();
+    },
+  };
+}
