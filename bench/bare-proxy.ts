@@ -21,7 +21,9 @@ const server = createServer((request, response) => {
         headers: { 'content-type': 'application/json', 'vendora-version': '2023-06-01' },
         body: Buffer.concat(chunks),
       });
-      response.writeHead(upstreamResponse.statusCode, { 'content-type': String(upstreamResponse.headers['content-type']) });
+      response.writeHead(upstreamResponse.statusCode, {
+        'content-type': String(upstreamResponse.headers['content-type']),
+      });
       for await (const chunk of upstreamResponse.body) {
         if (!response.write(chunk)) await new Promise((resolve) => response.once('drain', resolve));
       }

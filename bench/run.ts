@@ -25,7 +25,12 @@ interface Started {
   stop(): Promise<void>;
 }
 
-function start(core: number, args: string[], env: NodeJS.ProcessEnv = {}, ready = 'listening'): Promise<Started> {
+function start(
+  core: number,
+  args: string[],
+  env: NodeJS.ProcessEnv = {},
+  ready = 'listening',
+): Promise<Started> {
   return new Promise((resolve, reject) => {
     const child = spawn('taskset', ['-c', String(core), process.execPath, ...args], {
       env: { ...process.env, ...env },
@@ -60,11 +65,26 @@ function cpuSeconds(pid: number): number {
 }
 
 const TEXT = 'The quick brown fox jumps over the lazy dog. '.repeat(21);
-const body = (stream: boolean) => JSON.stringify({ model: 'bench', max_tokens: 256, stream, messages: [{ role: 'user', content: TEXT }] });
+const body = (stream: boolean) =>
+  JSON.stringify({ model: 'bench', max_tokens: 256, stream, messages: [{ role: 'user', content: TEXT }] });
 
-async function load(url: string, headers: Record<string, string>, payload: string, connections: number, pid?: number) {
+async function load(
+  url: string,
+  headers: Record<string, string>,
+  payload: string,
+  connections: number,
+  pid?: number,
+) {
   const before = pid ? cpuSeconds(pid) : 0;
-  const result = await autocannon({ url, method: 'POST', headers, body: payload, connections, duration: DURATION, pipelining: 1 });
+  const result = await autocannon({
+    url,
+    method: 'POST',
+    headers,
+    body: payload,
+    connections,
+    duration: DURATION,
+    pipelining: 1,
+  });
   const cpu = pid ? cpuSeconds(pid) - before : 0;
   const requests = result.requests.total;
   return {
@@ -77,7 +97,12 @@ async function load(url: string, headers: Record<string, string>, payload: strin
 }
 
 /** Sequential calls (concurrency 1), timed with hrtime: p50 and p99 in ms. */
-async function sequentialLatency(url: string, headers: Record<string, string>, payload: string, samples: number) {
+async function sequentialLatency(
+  url: string,
+  headers: Record<string, string>,
+  payload: string,
+  samples: number,
+) {
   const timings: number[] = [];
   for (let index = 0; index < samples; index++) {
     const started = process.hrtime.bigint();
@@ -89,14 +114,19 @@ async function sequentialLatency(url: string, headers: Record<string, string>, p
   return { p50: timings[Math.floor(samples / 2)]!, p99: timings[Math.floor(samples * 0.99)]! };
 }
 
-async function firstTokenLatency(url: string, headers: Record<string, string>, samples: number): Promise<{ p50: number; p99: number }> {
+async function firstTokenLatency(
+  url: string,
+  headers: Record<string, string>,
+  samples: number,
+): Promise<{ p50: number; p99: number }> {
   const timings: number[] = [];
   for (let index = 0; index < samples; index++) {
     const started = process.hrtime.bigint();
     const response = await undiciRequest(url, { method: 'POST', headers, body: body(true) });
     let first = 0;
     for await (const chunk of response.body) {
-      if (!first && chunk.toString().includes('content_block_delta')) first = Number(process.hrtime.bigint() - started) / 1e6;
+      if (!first && chunk.toString().includes('content_block_delta'))
+        first = Number(process.hrtime.bigint() - started) / 1e6;
     }
     timings.push(first);
   }
@@ -128,16 +158,47 @@ models:
 `,
   );
   const tsx = ['--import', 'tsx'];
-  const simulator = await start(0, [...tsx, 'src/simulator/main.ts', '--port', String(SIMULATOR_PORT)], {}, 'http://');
+  const simulator = await start(
+    0,
+    [...tsx, 'src/simulator/main.ts', '--port', String(SIMULATOR_PORT)],
+    {},
+    'http://',
+  );
   const gateway = await start(1, ['dist/src/main.js', 'serve', '--config', configPath], {}, 'listening on');
-  const bare = await start(1, [...tsx, 'bench/bare-proxy.ts', String(BARE_PORT), `http://127.0.0.1:${SIMULATOR_PORT}`], {}, 'bare proxy');
+  const bare = await start(
+    1,
+    [...tsx, 'bench/bare-proxy.ts', String(BARE_PORT), `http://127.0.0.1:${SIMULATOR_PORT}`],
+    {},
+    'bare proxy',
+  );
   try {
     const key = readFileSync(join(folder, 'key.txt'), 'utf8').trim();
     const auth = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
-    const unit = await (await fetch(`http://127.0.0.1:${GATEWAY_PORT}/svc/v1/work-units`, { method: 'POST', headers: { ...auth, 'idempotency-key': 'bench-wu' }, body: '{}' })).json() as { id: string };
-    const run = await (await fetch(`http://127.0.0.1:${GATEWAY_PORT}/svc/v1/runs`, { method: 'POST', headers: { ...auth, 'idempotency-key': 'bench-run' }, body: JSON.stringify({ work_unit_id: unit.id }) })).json() as { id: string };
-    const headers = { 'x-api-key': key, 'vendora-version': '2023-06-01', 'content-type': 'application/json', 'x-svc-run-id': run.id };
-    await fetch(`http://127.0.0.1:${SIMULATOR_PORT}/_sim/behaviour`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ behaviour: { deltas: 20, text: 'word '.repeat(40) } }) });
+    const unit = (await (
+      await fetch(`http://127.0.0.1:${GATEWAY_PORT}/svc/v1/work-units`, {
+        method: 'POST',
+        headers: { ...auth, 'idempotency-key': 'bench-wu' },
+        body: '{}',
+      })
+    ).json()) as { id: string };
+    const run = (await (
+      await fetch(`http://127.0.0.1:${GATEWAY_PORT}/svc/v1/runs`, {
+        method: 'POST',
+        headers: { ...auth, 'idempotency-key': 'bench-run' },
+        body: JSON.stringify({ work_unit_id: unit.id }),
+      })
+    ).json()) as { id: string };
+    const headers = {
+      'x-api-key': key,
+      'vendora-version': '2023-06-01',
+      'content-type': 'application/json',
+      'x-svc-run-id': run.id,
+    };
+    await fetch(`http://127.0.0.1:${SIMULATOR_PORT}/_sim/behaviour`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ behaviour: { deltas: 20, text: 'word '.repeat(40) } }),
+    });
     const gatewayUrl = `http://127.0.0.1:${GATEWAY_PORT}/v1/messages`;
     const bareUrl = `http://127.0.0.1:${BARE_PORT}/v1/messages`;
     const directUrl = `http://127.0.0.1:${SIMULATOR_PORT}/v1/messages`;
@@ -152,13 +213,26 @@ models:
     results.direct_c1 = await sequentialLatency(directUrl, plain, body(false), samples);
     results.bare_c1 = await sequentialLatency(bareUrl, plain, body(false), samples);
     results.gateway_c1 = await sequentialLatency(gatewayUrl, headers, body(false), samples);
-    results.gateway_chat_c1 = await sequentialLatency(gatewayUrl, headers, body(false).replace('"bench"', '"bench-chat"'), samples);
-    results.gateway_chat_c64 = await load(gatewayUrl, headers, body(false).replace('"bench"', '"bench-chat"'), 64, gateway.child.pid);
+    results.gateway_chat_c1 = await sequentialLatency(
+      gatewayUrl,
+      headers,
+      body(false).replace('"bench"', '"bench-chat"'),
+      samples,
+    );
+    results.gateway_chat_c64 = await load(
+      gatewayUrl,
+      headers,
+      body(false).replace('"bench"', '"bench-chat"'),
+      64,
+      gateway.child.pid,
+    );
     results.streams_gateway_c16 = await load(gatewayUrl, headers, body(true), 16, gateway.child.pid);
     results.streams_bare_c16 = await load(bareUrl, plain, body(true), 16, bare.child.pid);
     results.first_token_direct = await firstTokenLatency(directUrl, plain, 300);
     results.first_token_gateway = await firstTokenLatency(gatewayUrl, headers, 300);
-    const runAfter = await (await fetch(`http://127.0.0.1:${GATEWAY_PORT}/svc/v1/runs/${run.id}`, { headers: auth })).json() as Record<string, unknown>;
+    const runAfter = (await (
+      await fetch(`http://127.0.0.1:${GATEWAY_PORT}/svc/v1/runs/${run.id}`, { headers: auth })
+    ).json()) as Record<string, unknown>;
     report(results, runAfter);
   } finally {
     await bare.stop();
@@ -170,23 +244,55 @@ models:
 
 function report(results: Record<string, any>, run: Record<string, unknown>) {
   const line = (label: string, value: string) => process.stdout.write(`${label.padEnd(58)} ${value}\n`);
-  process.stdout.write(`\nsvc gateway benchmark (node ${process.version}, ${DURATION}s per load, 1 KB requests, gateway and bare proxy on core 1)\n\n`);
-  line('bare pass-through, c=64, calls/s', `${results.bare_c64.perSecond} (CPU ${results.bare_c64.cpuMsPerCall.toFixed(3)} ms/call)`);
-  line('gateway (Run attached, ledger+audit), c=64, calls/s', `${results.gateway_c64.perSecond} (CPU ${results.gateway_c64.cpuMsPerCall.toFixed(3)} ms/call, non-2xx ${results.gateway_c64.non2xx})`);
-  line('gateway, chat-completions target, c=64, calls/s', `${results.gateway_chat_c64.perSecond} (CPU ${results.gateway_chat_c64.cpuMsPerCall.toFixed(3)} ms/call)`);
+  process.stdout.write(
+    `\nsvc gateway benchmark (node ${process.version}, ${DURATION}s per load, 1 KB requests, gateway and bare proxy on core 1)\n\n`,
+  );
+  line(
+    'bare pass-through, c=64, calls/s',
+    `${results.bare_c64.perSecond} (CPU ${results.bare_c64.cpuMsPerCall.toFixed(3)} ms/call)`,
+  );
+  line(
+    'gateway (Run attached, ledger+audit), c=64, calls/s',
+    `${results.gateway_c64.perSecond} (CPU ${results.gateway_c64.cpuMsPerCall.toFixed(3)} ms/call, non-2xx ${results.gateway_c64.non2xx})`,
+  );
+  line(
+    'gateway, chat-completions target, c=64, calls/s',
+    `${results.gateway_chat_c64.perSecond} (CPU ${results.gateway_chat_c64.cpuMsPerCall.toFixed(3)} ms/call)`,
+  );
   const ms = (value: number) => value.toFixed(3);
-  line('direct to simulator, c=1, p50 / p99 ms', `${ms(results.direct_c1.p50)} / ${ms(results.direct_c1.p99)}`);
+  line(
+    'direct to simulator, c=1, p50 / p99 ms',
+    `${ms(results.direct_c1.p50)} / ${ms(results.direct_c1.p99)}`,
+  );
   line('bare pass-through, c=1, p50 / p99 ms', `${ms(results.bare_c1.p50)} / ${ms(results.bare_c1.p99)}`);
   line('gateway, c=1, p50 / p99 ms', `${ms(results.gateway_c1.p50)} / ${ms(results.gateway_c1.p99)}`);
-  line('gateway chat-completions target, c=1, p50 / p99 ms', `${ms(results.gateway_chat_c1.p50)} / ${ms(results.gateway_chat_c1.p99)}`);
+  line(
+    'gateway chat-completions target, c=1, p50 / p99 ms',
+    `${ms(results.gateway_chat_c1.p50)} / ${ms(results.gateway_chat_c1.p99)}`,
+  );
   line('gateway median overhead over direct, c=1, ms', ms(results.gateway_c1.p50 - results.direct_c1.p50));
   line('bare median overhead over direct, c=1, ms', ms(results.bare_c1.p50 - results.direct_c1.p50));
-  line('chat translation median cost over messages target, c=1, ms', ms(results.gateway_chat_c1.p50 - results.gateway_c1.p50));
-  line('streams of 20 deltas, gateway c=16, streams/s', `${results.streams_gateway_c16.perSecond} (CPU ${results.streams_gateway_c16.cpuMsPerCall.toFixed(3)} ms/stream)`);
+  line(
+    'chat translation median cost over messages target, c=1, ms',
+    ms(results.gateway_chat_c1.p50 - results.gateway_c1.p50),
+  );
+  line(
+    'streams of 20 deltas, gateway c=16, streams/s',
+    `${results.streams_gateway_c16.perSecond} (CPU ${results.streams_gateway_c16.cpuMsPerCall.toFixed(3)} ms/stream)`,
+  );
   line('streams of 20 deltas, bare c=16, streams/s', `${results.streams_bare_c16.perSecond}`);
-  line('first token, direct p50 / p99 ms', `${results.first_token_direct.p50.toFixed(2)} / ${results.first_token_direct.p99.toFixed(2)}`);
-  line('first token, gateway p50 / p99 ms', `${results.first_token_gateway.p50.toFixed(2)} / ${results.first_token_gateway.p99.toFixed(2)}`);
-  line('Run after the benchmark (committed / reserved / unknown)', `${run.committed_micros_usd} / ${run.reserved_micros_usd} / ${run.unknown_attempts}`);
+  line(
+    'first token, direct p50 / p99 ms',
+    `${results.first_token_direct.p50.toFixed(2)} / ${results.first_token_direct.p99.toFixed(2)}`,
+  );
+  line(
+    'first token, gateway p50 / p99 ms',
+    `${results.first_token_gateway.p50.toFixed(2)} / ${results.first_token_gateway.p99.toFixed(2)}`,
+  );
+  line(
+    'Run after the benchmark (committed / reserved / unknown)',
+    `${run.committed_micros_usd} / ${run.reserved_micros_usd} / ${run.unknown_attempts}`,
+  );
 }
 
 main().catch((error) => {

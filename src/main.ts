@@ -8,8 +8,8 @@
  *   audit         print audit entries
  */
 import { Command } from 'commander';
-import { SCOPES, type Config } from './config/schema.js';
 import { ConfigError, loadConfig } from './config/load.js';
+import { type Config, SCOPES } from './config/schema.js';
 import { newId } from './lib/ids.js';
 import { createLogger } from './lib/logger.js';
 import { hashSecret, newKeySecret } from './lib/secrets.js';
@@ -27,7 +27,10 @@ function load(option: string | undefined): Config {
   return loadConfig(configPath(option), process.env);
 }
 
-async function withStore<T>(option: string | undefined, work: (store: Awaited<ReturnType<typeof openStore>>, config: Config) => Promise<T>) {
+async function withStore<T>(
+  option: string | undefined,
+  work: (store: Awaited<ReturnType<typeof openStore>>, config: Config) => Promise<T>,
+) {
   const config = load(option);
   const store = await openStore(config, process.env, { exclusive: false });
   try {
@@ -79,18 +82,31 @@ function banner(url: string, config: Config): string {
   return `${lines.join('\n')}\n\n`;
 }
 
-const program = new Command('svc-gateway').description('LLM gateway with run governance').showHelpAfterError();
-const configOption = ['-c, --config <file>', `configuration file (default: $SVC_CONFIG or ${DEFAULT_CONFIG})`] as const;
+const program = new Command('svc-gateway')
+  .description('LLM gateway with run governance')
+  .showHelpAfterError();
+const configOption = [
+  '-c, --config <file>',
+  `configuration file (default: $SVC_CONFIG or ${DEFAULT_CONFIG})`,
+] as const;
 
-program.command('serve').description('start the gateway').option(...configOption).action(async (options: { config?: string }) => {
-  await serve(options.config);
-});
-
-program.command('migrate').description('apply store migrations and exit').option(...configOption).action(async (options: { config?: string }) => {
-  await withStore(options.config, async (store) => {
-    process.stdout.write(`migrations applied (${store.kind})\n`);
+program
+  .command('serve')
+  .description('start the gateway')
+  .option(...configOption)
+  .action(async (options: { config?: string }) => {
+    await serve(options.config);
   });
-});
+
+program
+  .command('migrate')
+  .description('apply store migrations and exit')
+  .option(...configOption)
+  .action(async (options: { config?: string }) => {
+    await withStore(options.config, async (store) => {
+      process.stdout.write(`migrations applied (${store.kind})\n`);
+    });
+  });
 
 program
   .command('check-config')
@@ -112,14 +128,26 @@ keys
   .option('--label <text>', 'free-text label')
   .option(...configOption)
   .action(async (options: { project: string; scopes: string; label?: string; config?: string }) => {
-    const scopes = options.scopes.split(',').map((scope) => scope.trim()).filter(Boolean);
+    const scopes = options.scopes
+      .split(',')
+      .map((scope) => scope.trim())
+      .filter(Boolean);
     const unknown = scopes.filter((scope) => !(SCOPES as readonly string[]).includes(scope));
-    if (unknown.length > 0 || scopes.length === 0) throw new Error(`unknown scopes: ${unknown.join(', ') || '(none given)'}`);
+    if (unknown.length > 0 || scopes.length === 0)
+      throw new Error(`unknown scopes: ${unknown.join(', ') || '(none given)'}`);
     await withStore(options.config, async (store, config) => {
-      if (!config.projects.some((project) => project.id === options.project)) throw new Error(`unknown project ${options.project}`);
+      if (!config.projects.some((project) => project.id === options.project))
+        throw new Error(`unknown project ${options.project}`);
       const secret = newKeySecret();
       const id = newId('key');
-      await store.createKey({ id, projectId: options.project, secretHash: hashSecret(secret), scopes, label: options.label ?? null, createdAt: new Date().toISOString() });
+      await store.createKey({
+        id,
+        projectId: options.project,
+        secretHash: hashSecret(secret),
+        scopes,
+        label: options.label ?? null,
+        createdAt: new Date().toISOString(),
+      });
       process.stdout.write(`${JSON.stringify({ id, project: options.project, scopes, secret })}\n`);
       process.stderr.write('The secret is shown once; store it now.\n');
     });
@@ -131,7 +159,8 @@ keys
   .option(...configOption)
   .action(async (options: { project?: string; config?: string }) => {
     await withStore(options.config, async (store) => {
-      for (const key of await store.listKeys(options.project)) process.stdout.write(`${JSON.stringify(key)}\n`);
+      for (const key of await store.listKeys(options.project))
+        process.stdout.write(`${JSON.stringify(key)}\n`);
     });
   });
 keys
@@ -153,17 +182,19 @@ program
   .option('--after <sequence>', 'entries after this sequence number', '0')
   .option('--limit <n>', 'at most this many entries', '100')
   .option(...configOption)
-  .action(async (options: { project?: string; run?: string; after: string; limit: string; config?: string }) => {
-    await withStore(options.config, async (store) => {
-      const entries = await store.listAudit({
-        projectId: options.project,
-        runId: options.run,
-        afterSequence: Number.parseInt(options.after, 10) || 0,
-        limit: Math.min(10_000, Number.parseInt(options.limit, 10) || 100),
+  .action(
+    async (options: { project?: string; run?: string; after: string; limit: string; config?: string }) => {
+      await withStore(options.config, async (store) => {
+        const entries = await store.listAudit({
+          projectId: options.project,
+          runId: options.run,
+          afterSequence: Number.parseInt(options.after, 10) || 0,
+          limit: Math.min(10_000, Number.parseInt(options.limit, 10) || 100),
+        });
+        for (const entry of entries) process.stdout.write(`${JSON.stringify(entry)}\n`);
       });
-      for (const entry of entries) process.stdout.write(`${JSON.stringify(entry)}\n`);
-    });
-  });
+    },
+  );
 
 program.parseAsync(process.argv).catch((error: unknown) => {
   if (error instanceof ConfigError) process.stderr.write(`${error.message}\n`);

@@ -34,7 +34,9 @@ describe('docs/configuration.md', () => {
     const broken = exampleFromDocs() as { projects: Array<{ runs: Record<string, number> }> };
     broken.projects[0]!.runs.default_ttl_seconds = 10 ** 7;
     expect(() => parseConfig(broken, 'docs example', ENVIRONMENT)).toThrow(ConfigError);
-    expect(() => parseConfig(broken, 'docs example', ENVIRONMENT)).toThrow(/docs example: \/projects\/0\/runs\/default_ttl_seconds/);
+    expect(() => parseConfig(broken, 'docs example', ENVIRONMENT)).toThrow(
+      /docs example: \/projects\/0\/runs\/default_ttl_seconds/,
+    );
     expect(() => parseConfig(exampleFromDocs(), 'docs example', {})).toThrow(/SVC_SUPPORT_KEY is not set/);
   });
 });

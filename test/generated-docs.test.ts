@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { renderProfilesDoc } from '../src/catalogue/profiles-doc.js';
 import { PROFILES } from '../src/catalogue/profiles.js';
+import { renderProfilesDoc } from '../src/catalogue/profiles-doc.js';
 import { ERROR_CATALOGUE } from '../src/errors/catalogue.js';
 import { renderErrorsDoc } from '../src/errors/errors-doc.js';
 

@@ -2,7 +2,7 @@
  * Keeps the README's quick start true: the shipped config/quickstart.yaml (ports and data folder
  * moved aside) starts with no credentials, and both official SDKs work against it.
  */
-import { readFileSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -31,7 +31,9 @@ describe('quick start configuration', () => {
   beforeAll(async () => {
     folder = mkdtempSync(join(tmpdir(), 'svc-quickstart-'));
     const simulatorPort = await freePort();
-    const text = readFileSync('config/quickstart.yaml', 'utf8').replaceAll('9100', String(simulatorPort)).replaceAll('data/', `${folder}/`);
+    const text = readFileSync('config/quickstart.yaml', 'utf8')
+      .replaceAll('9100', String(simulatorPort))
+      .replaceAll('data/', `${folder}/`);
     const raw = parseDocument(text).toJS() as Record<string, any>;
     raw.listen.port = 0;
     raw.logging = { level: 'silent' };
@@ -46,18 +48,32 @@ describe('quick start configuration', () => {
   });
 
   it('serves the demo alias to the vendora SDK, streaming and not', async () => {
-    const client = new Anthropic({ baseURL: gateway.url, apiKey: key, defaultHeaders: { 'vendora-version': '2023-06-01' } });
-    const message = await client.messages.create({ model: 'demo', max_tokens: 64, messages: [{ role: 'user', content: 'Hello' }] });
+    const client = new Anthropic({
+      baseURL: gateway.url,
+      apiKey: key,
+      defaultHeaders: { 'vendora-version': '2023-06-01' },
+    });
+    const message = await client.messages.create({
+      model: 'demo',
+      max_tokens: 64,
+      messages: [{ role: 'user', content: 'Hello' }],
+    });
     expect(message.content[0]).toMatchObject({ type: 'text' });
     expect(message.model).toBe('demo');
-    const streamed = await client.messages.stream({ model: 'demo', max_tokens: 64, messages: [{ role: 'user', content: 'Hello' }] }).finalMessage();
+    const streamed = await client.messages
+      .stream({ model: 'demo', max_tokens: 64, messages: [{ role: 'user', content: 'Hello' }] })
+      .finalMessage();
     expect(streamed.stop_reason).toBe('end_turn');
   });
 
   it('serves governance and the experimental endpoints to the vendorb SDK', async () => {
     const unit = await fetch(`${gateway.url}/svc/v1/work-units`, {
       method: 'POST',
-      headers: { authorization: `Bearer ${key}`, 'idempotency-key': 'qs-1', 'content-type': 'application/json' },
+      headers: {
+        authorization: `Bearer ${key}`,
+        'idempotency-key': 'qs-1',
+        'content-type': 'application/json',
+      },
       body: '{}',
     });
     expect(unit.status).toBe(201);

@@ -4,7 +4,13 @@
  * an empty list means eligible. Native mode: what a pinned vendora-wire profile rejects.
  */
 import type { MessagesRequest } from '../canonical/types.js';
-import { CANONICAL_FIELDS, type CanonicalField, type NativeRejectable, type ProfileRow, type RuleName } from './profiles.js';
+import {
+  CANONICAL_FIELDS,
+  type CanonicalField,
+  type NativeRejectable,
+  type ProfileRow,
+  type RuleName,
+} from './profiles.js';
 
 function present(request: MessagesRequest, field: CanonicalField): boolean {
   switch (field) {
@@ -43,7 +49,8 @@ function ruleReason(rule: RuleName, request: MessagesRequest): string | undefine
     case 'stop_sequences_five_of_32_bytes': {
       const sequences = request.stop_sequences ?? [];
       if (sequences.length > 5) return 'stop_sequences: more than five sequences';
-      if (sequences.some((sequence) => Buffer.byteLength(sequence, 'utf8') > 32)) return 'stop_sequences: a sequence exceeds 32 bytes';
+      if (sequences.some((sequence) => Buffer.byteLength(sequence, 'utf8') > 32))
+        return 'stop_sequences: a sequence exceeds 32 bytes';
       return undefined;
     }
     case 'no_stream_with_tools':
@@ -96,7 +103,8 @@ export function nativeRejections(request: MessagesRequest, facts: NativeFacts, r
   const reasons: string[] = [];
   for (const rejectable of row.nativeRejects) {
     if (rejectable === 'cache_control') {
-      if (facts.hasCacheControl) reasons.push('cache_control is rejected by this profile (prompt caching unavailable)');
+      if (facts.hasCacheControl)
+        reasons.push('cache_control is rejected by this profile (prompt caching unavailable)');
     } else if (present(request, NATIVE_FIELD_OF[rejectable])) {
       reasons.push(`${rejectable} is rejected by this profile on both paths`);
     }

@@ -2,9 +2,11 @@
 import { CANONICAL_FIELDS, PROFILES, type ProfileRow, type RuleName } from './profiles.js';
 
 const RULE_TEXT: Record<RuleName, string> = {
-  stop_sequences_five_of_32_bytes: 'stop_sequences carried only as at most five sequences of at most 32 bytes; otherwise routed away',
+  stop_sequences_five_of_32_bytes:
+    'stop_sequences carried only as at most five sequences of at most 32 bytes; otherwise routed away',
   no_stream_with_tools: 'a streaming request that carries tools is routed away',
-  refuse_video_and_mid_conversation_system: 'native path: video blocks and mid-conversation system turns are refused',
+  refuse_video_and_mid_conversation_system:
+    'native path: video blocks and mid-conversation system turns are refused',
 };
 
 function cell(row: ProfileRow, field: (typeof CANONICAL_FIELDS)[number]): string {
@@ -24,8 +26,11 @@ export function renderProfilesDoc(): string {
     '|---|---|---|---|---|---|',
   ];
   for (const row of rows) {
-    const native = row.native === 'verbatim' ? 'verbatim' : row.native === 'guarded' ? 'guarded (rules apply)' : 'no';
-    lines.push(`| \`${row.id}\` | ${row.primitive} | ${row.availability} | ${row.stream ? 'yes' : 'no (routed away)'} | ${native} | ${row.countTokens ? 'yes' : 'no'} |`);
+    const native =
+      row.native === 'verbatim' ? 'verbatim' : row.native === 'guarded' ? 'guarded (rules apply)' : 'no';
+    lines.push(
+      `| \`${row.id}\` | ${row.primitive} | ${row.availability} | ${row.stream ? 'yes' : 'no (routed away)'} | ${native} | ${row.countTokens ? 'yes' : 'no'} |`,
+    );
   }
   lines.push(
     '',
@@ -36,14 +41,19 @@ export function renderProfilesDoc(): string {
     `| Profile | ${CANONICAL_FIELDS.join(' | ')} |`,
     `|---|${CANONICAL_FIELDS.map(() => '---').join('|')}|`,
   );
-  for (const row of rows) lines.push(`| \`${row.id}\` | ${CANONICAL_FIELDS.map((field) => cell(row, field)).join(' | ')} |`);
+  for (const row of rows)
+    lines.push(`| \`${row.id}\` | ${CANONICAL_FIELDS.map((field) => cell(row, field)).join(' | ')} |`);
   lines.push('', '## Rules, native behaviour and notes', '');
   for (const row of rows) {
     lines.push(`### \`${row.id}\``, '', row.notes, '');
     if (row.tokenField) lines.push(`- max_tokens is sent as \`${row.tokenField}\`.`);
     for (const rule of row.rules) lines.push(`- Rule: ${RULE_TEXT[rule]}.`);
-    if (row.nativeRejects.length > 0) lines.push(`- Rejected on both paths (native too): ${row.nativeRejects.join(', ')}.`);
-    if (row.native !== 'none') lines.push(`- vendora-beta: ${row.forwardsBeta ? 'forwarded in native mode for tokens the connection accepts' : 'never forwarded'}.`);
+    if (row.nativeRejects.length > 0)
+      lines.push(`- Rejected on both paths (native too): ${row.nativeRejects.join(', ')}.`);
+    if (row.native !== 'none')
+      lines.push(
+        `- vendora-beta: ${row.forwardsBeta ? 'forwarded in native mode for tokens the connection accepts' : 'never forwarded'}.`,
+      );
     lines.push('');
   }
   return `${lines.join('\n').trimEnd()}\n`;

@@ -64,7 +64,12 @@ export interface ProfileRow {
   notes: string;
 }
 
-const CHAT_UNSUPPORTED = ['metadata', 'service_tier', 'thinking', 'top_k'] as const satisfies readonly CanonicalField[];
+const CHAT_UNSUPPORTED = [
+  'metadata',
+  'service_tier',
+  'thinking',
+  'top_k',
+] as const satisfies readonly CanonicalField[];
 
 export const PROFILES = [
   {
@@ -108,7 +113,8 @@ export const PROFILES = [
     forwardsBeta: true,
     countTokens: true,
     rules: [],
-    notes: 'The direct vendora Messages API. Native mode forwards validated blocks and events verbatim; serves count_tokens.',
+    notes:
+      'The direct vendora Messages API. Native mode forwards validated blocks and events verbatim; serves count_tokens.',
   },
   {
     id: 'vendorc.chat-embeddings.v1',
@@ -130,7 +136,14 @@ export const PROFILES = [
     primitive: 'chat-completions',
     availability: 'creatable',
     maturity: 'compatible',
-    unsupported: ['metadata', 'output_config.effort', 'output_config.format', 'service_tier', 'thinking', 'top_k'],
+    unsupported: [
+      'metadata',
+      'output_config.effort',
+      'output_config.format',
+      'service_tier',
+      'thinking',
+      'top_k',
+    ],
     stream: true,
     native: 'none',
     nativeRejects: [],
@@ -138,7 +151,8 @@ export const PROFILES = [
     countTokens: false,
     rules: [],
     tokenField: 'max_tokens',
-    notes: 'Chat completions; effort and format routed away at field level (support is value-dependent upstream, rule 4).',
+    notes:
+      'Chat completions; effort and format routed away at field level (support is value-dependent upstream, rule 4).',
   },
   {
     id: 'compat.chat-embeddings.v1',
@@ -176,7 +190,8 @@ export const PROFILES = [
     forwardsBeta: false,
     countTokens: false,
     rules: [],
-    notes: 'generateContent, text and inline images; tools, tool history, effort and format routed away (rule 5).',
+    notes:
+      'generateContent, text and inline images; tools, tool history, effort and format routed away (rule 5).',
   },
   {
     id: 'cloudf.runtime.converse.text.v1',
@@ -236,7 +251,15 @@ export const PROFILES = [
     primitive: 'responses',
     availability: 'creatable',
     maturity: 'compatible',
-    unsupported: ['metadata', 'output_config.effort', 'service_tier', 'stop_sequences', 'thinking', 'tools', 'top_k'],
+    unsupported: [
+      'metadata',
+      'output_config.effort',
+      'service_tier',
+      'stop_sequences',
+      'thinking',
+      'tools',
+      'top_k',
+    ],
     stream: true,
     native: 'none',
     nativeRejects: [],
@@ -250,7 +273,15 @@ export const PROFILES = [
     primitive: 'responses',
     availability: 'creatable',
     maturity: 'compatible',
-    unsupported: ['metadata', 'output_config.effort', 'service_tier', 'stop_sequences', 'thinking', 'tools', 'top_k'],
+    unsupported: [
+      'metadata',
+      'output_config.effort',
+      'service_tier',
+      'stop_sequences',
+      'thinking',
+      'tools',
+      'top_k',
+    ],
     stream: true,
     native: 'none',
     nativeRejects: [],
@@ -285,14 +316,23 @@ export const PROFILES = [
     forwardsBeta: false,
     countTokens: false,
     rules: ['refuse_video_and_mid_conversation_system'],
-    notes: 'vendorg vendora-compatible endpoint: top_k, stop_sequences, cache_control rejected on both paths; no beta (rule 6).',
+    notes:
+      'vendorg vendora-compatible endpoint: top_k, stop_sequences, cache_control rejected on both paths; no beta (rule 6).',
   },
   {
     id: 'vendorg.chat.v1',
     primitive: 'chat-completions',
     availability: 'creatable',
     maturity: 'compatible',
-    unsupported: ['metadata', 'output_config.effort', 'output_config.format', 'service_tier', 'stop_sequences', 'thinking', 'top_k'],
+    unsupported: [
+      'metadata',
+      'output_config.effort',
+      'output_config.format',
+      'service_tier',
+      'stop_sequences',
+      'thinking',
+      'top_k',
+    ],
     stream: true,
     native: 'none',
     nativeRejects: [],
@@ -300,14 +340,23 @@ export const PROFILES = [
     countTokens: false,
     rules: [],
     tokenField: 'max_tokens',
-    notes: 'vendorg chat completions; max_tokens carried, so effort-bearing requests are routed away (rule 7).',
+    notes:
+      'vendorg chat completions; max_tokens carried, so effort-bearing requests are routed away (rule 7).',
   },
   {
     id: 'vendorg.responses.v1',
     primitive: 'responses',
     availability: 'creatable',
     maturity: 'compatible',
-    unsupported: ['metadata', 'output_config.effort', 'output_config.format', 'service_tier', 'stop_sequences', 'thinking', 'top_k'],
+    unsupported: [
+      'metadata',
+      'output_config.effort',
+      'output_config.format',
+      'service_tier',
+      'stop_sequences',
+      'thinking',
+      'top_k',
+    ],
     stream: false,
     native: 'none',
     nativeRejects: [],
@@ -323,7 +372,16 @@ export const PROFILES = [
     maturity: 'compatible',
     // output_config.effort: low/high would need a request without max_tokens, which /v1/messages
     // requires; the other values have no rung. So every effort-bearing request is routed away (DESIGN).
-    unsupported: ['metadata', 'output_config.effort', 'service_tier', 'temperature', 'thinking', 'tool_choice', 'top_k', 'top_p'],
+    unsupported: [
+      'metadata',
+      'output_config.effort',
+      'service_tier',
+      'temperature',
+      'thinking',
+      'tool_choice',
+      'top_k',
+      'top_p',
+    ],
     stream: true,
     native: 'none',
     nativeRejects: [],
@@ -331,21 +389,31 @@ export const PROFILES = [
     countTokens: false,
     rules: ['stop_sequences_five_of_32_bytes'],
     tokenField: 'max_completion_tokens',
-    notes: 'vendorh chat completions; max_tokens as max_completion_tokens; stop within 5 x 32 bytes; effort routed away (max_tokens is always present; low/high need a request without it, other values have no rung; rule 10).',
+    notes:
+      'vendorh chat completions; max_tokens as max_completion_tokens; stop within 5 x 32 bytes; effort routed away (max_tokens is always present; low/high need a request without it, other values have no rung; rule 10).',
   },
   {
     id: 'vendorh.vendora.messages.v1',
     primitive: 'messages',
     availability: 'creatable',
     maturity: 'compatible',
-    unsupported: ['metadata', 'output_config.effort', 'service_tier', 'temperature', 'thinking', 'top_k', 'top_p'],
+    unsupported: [
+      'metadata',
+      'output_config.effort',
+      'service_tier',
+      'temperature',
+      'thinking',
+      'top_k',
+      'top_p',
+    ],
     stream: true,
     native: 'guarded',
     nativeRejects: ['temperature', 'top_p', 'top_k', 'cache_control'],
     forwardsBeta: false,
     countTokens: false,
     rules: [],
-    notes: 'vendorh vendora-compatible endpoint: temperature, top_p, top_k, cache_control rejected on both paths; effort native only (rule 9).',
+    notes:
+      'vendorh vendora-compatible endpoint: temperature, top_p, top_k, cache_control rejected on both paths; effort native only (rule 9).',
   },
   {
     id: 'vendorh.responses.v1',

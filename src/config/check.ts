@@ -31,7 +31,8 @@ function duplicates(values: string[]): string[] {
 
 function checkProjects(config: Config): string[] {
   const problems: string[] = [];
-  for (const id of duplicates(config.projects.map((project) => project.id))) problems.push(`/projects: duplicate project id "${id}"`);
+  for (const id of duplicates(config.projects.map((project) => project.id)))
+    problems.push(`/projects: duplicate project id "${id}"`);
   config.projects.forEach((project, index) => {
     const at = `/projects/${index}`;
     if (project.runs.default_budget_micros_usd > project.runs.max_budget_micros_usd) {
@@ -49,7 +50,9 @@ function checkProjects(config: Config): string[] {
         problems.push(`${where}/allowed_values: required for kind CATEGORICAL`);
       }
       if (definition.kind === 'BOOLEAN' && definition.allowed_values) {
-        problems.push(`${where}/allowed_values: not allowed for kind BOOLEAN (its values are true and false)`);
+        problems.push(
+          `${where}/allowed_values: not allowed for kind BOOLEAN (its values are true and false)`,
+        );
       }
     });
   });
@@ -62,22 +65,29 @@ function checkProjects(config: Config): string[] {
 function checkKeys(config: Config, environment: NodeJS.ProcessEnv): string[] {
   const problems: string[] = [];
   const projects = new Set(config.projects.map((project) => project.id));
-  for (const id of duplicates(config.keys.map((key) => key.id))) problems.push(`/keys: duplicate key id "${id}"`);
+  for (const id of duplicates(config.keys.map((key) => key.id)))
+    problems.push(`/keys: duplicate key id "${id}"`);
   config.keys.forEach((key, index) => {
     if (!projects.has(key.project)) problems.push(`/keys/${index}/project: unknown project "${key.project}"`);
     const secret = environment[key.secret_env];
     if (secret === undefined || secret === '') {
       problems.push(`/keys/${index}/secret_env: environment variable ${key.secret_env} is not set`);
     } else if (!KEY_SECRET_PATTERN.test(secret)) {
-      problems.push(`/keys/${index}/secret_env: ${key.secret_env} must hold gw_ followed by at least 32 letters, digits, _ or -`);
+      problems.push(
+        `/keys/${index}/secret_env: ${key.secret_env} must hold gw_ followed by at least 32 letters, digits, _ or -`,
+      );
     }
   });
   return problems;
 }
 
 /** The environment variables an auth scheme needs, or a problem when a required field is missing. */
-function authRequirements(auth: Config['connections'][number]['auth']): { names: string[]; missing: string[] } {
-  const need = (fields: Array<keyof typeof auth>) => fields.filter((field) => auth[field] === undefined).map(String);
+function authRequirements(auth: Config['connections'][number]['auth']): {
+  names: string[];
+  missing: string[];
+} {
+  const need = (fields: Array<keyof typeof auth>) =>
+    fields.filter((field) => auth[field] === undefined).map(String);
   switch (auth.scheme) {
     case 'none':
       return { names: [], missing: [] };
@@ -88,7 +98,11 @@ function authRequirements(auth: Config['connections'][number]['auth']): { names:
       return { names: [auth.secret_env ?? ''], missing: need(['secret_env', 'header']) };
     case 'sigv4':
       return {
-        names: [auth.access_key_id_env ?? '', auth.secret_access_key_env ?? '', ...(auth.session_token_env ? [auth.session_token_env] : [])],
+        names: [
+          auth.access_key_id_env ?? '',
+          auth.secret_access_key_env ?? '',
+          ...(auth.session_token_env ? [auth.session_token_env] : []),
+        ],
         missing: need(['service', 'region', 'access_key_id_env', 'secret_access_key_env']),
       };
     default: {
@@ -106,14 +120,16 @@ function checkConnections(config: Config, environment: NodeJS.ProcessEnv): strin
   config.connections.forEach((connection, index) => {
     const at = `/connections/${index}`;
     const profile = findProfile(connection.profile);
-    if (!profile) problems.push(`${at}/profile: unknown profile "${connection.profile}" (see docs/profiles.md)`);
+    if (!profile)
+      problems.push(`${at}/profile: unknown profile "${connection.profile}" (see docs/profiles.md)`);
     else if (profile.availability === 'withheld') {
       problems.push(`${at}/profile: profile "${connection.profile}" is withheld and cannot be created`);
     } else if (connection.beta_tokens.length > 0 && !profile.forwardsBeta) {
       problems.push(`${at}/beta_tokens: profile "${connection.profile}" never forwards vendora-beta`);
     }
     const auth = authRequirements(connection.auth);
-    for (const field of auth.missing) problems.push(`${at}/auth/${field}: required for scheme ${connection.auth.scheme}`);
+    for (const field of auth.missing)
+      problems.push(`${at}/auth/${field}: required for scheme ${connection.auth.scheme}`);
     for (const name of auth.names) {
       if (name && !environment[name]) problems.push(`${at}/auth: environment variable ${name} is not set`);
     }
@@ -124,11 +140,14 @@ function checkConnections(config: Config, environment: NodeJS.ProcessEnv): strin
 function checkModels(config: Config): string[] {
   const problems: string[] = [];
   const connections = new Set(config.connections.map((connection) => connection.name));
-  for (const alias of duplicates(config.models.map((model) => model.alias))) problems.push(`/models: duplicate alias "${alias}"`);
+  for (const alias of duplicates(config.models.map((model) => model.alias)))
+    problems.push(`/models: duplicate alias "${alias}"`);
   config.models.forEach((model, index) => {
     model.targets.forEach((target, targetIndex) => {
       if (!connections.has(target.connection)) {
-        problems.push(`/models/${index}/targets/${targetIndex}/connection: unknown connection "${target.connection}"`);
+        problems.push(
+          `/models/${index}/targets/${targetIndex}/connection: unknown connection "${target.connection}"`,
+        );
       }
     });
   });
@@ -140,7 +159,9 @@ function checkEndpoints(config: Config): string[] {
   const connections = new Set(config.connections.map((connection) => connection.name));
   for (const [endpoint, connection] of Object.entries(config.endpoints.default_connections)) {
     if (!(EXPERIMENTAL_ENDPOINTS as readonly string[]).includes(endpoint)) {
-      problems.push(`/endpoints/default_connections/${endpoint}: unknown endpoint (one of ${EXPERIMENTAL_ENDPOINTS.join(', ')})`);
+      problems.push(
+        `/endpoints/default_connections/${endpoint}: unknown endpoint (one of ${EXPERIMENTAL_ENDPOINTS.join(', ')})`,
+      );
     }
     if (!connections.has(connection)) {
       problems.push(`/endpoints/default_connections/${endpoint}: unknown connection "${connection}"`);

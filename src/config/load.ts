@@ -22,14 +22,19 @@ const ajv = new Ajv({ allErrors: true, useDefaults: true, strict: false });
 const validate = ajv.compile(ConfigSchema);
 
 /** Validates an already-parsed configuration object (defaults are filled in place). */
-export function parseConfig(raw: unknown, file = '<config>', environment: NodeJS.ProcessEnv = process.env): Config {
+export function parseConfig(
+  raw: unknown,
+  file = '<config>',
+  environment: NodeJS.ProcessEnv = process.env,
+): Config {
   if (!validate(raw)) {
     const problems = (validate.errors ?? []).map((error) => {
-      const detail = error.keyword === 'additionalProperties'
-        ? `unknown field "${String((error.params as { additionalProperty: string }).additionalProperty)}"`
-        : error.keyword === 'enum' || error.keyword === 'const'
-          ? `${error.message} (${JSON.stringify(error.params)})`
-          : (error.message ?? 'invalid');
+      const detail =
+        error.keyword === 'additionalProperties'
+          ? `unknown field "${String((error.params as { additionalProperty: string }).additionalProperty)}"`
+          : error.keyword === 'enum' || error.keyword === 'const'
+            ? `${error.message} (${JSON.stringify(error.params)})`
+            : (error.message ?? 'invalid');
       return `${error.instancePath || '/'}: ${detail}`;
     });
     throw new ConfigError(file, dedupe(problems));
@@ -45,11 +50,16 @@ export function loadConfig(file: string, environment: NodeJS.ProcessEnv = proces
   try {
     text = readFileSync(file, 'utf8');
   } catch (error) {
-    throw new ConfigError(file, [`cannot read the file (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`]);
+    throw new ConfigError(file, [
+      `cannot read the file (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`,
+    ]);
   }
   const document = parseDocument(text, { prettyErrors: true });
   if (document.errors.length > 0) {
-    throw new ConfigError(file, document.errors.map((error) => `YAML: ${error.message.split('\n')[0]}`));
+    throw new ConfigError(
+      file,
+      document.errors.map((error) => `YAML: ${error.message.split('\n')[0]}`),
+    );
   }
   return parseConfig(document.toJS() ?? {}, file, environment);
 }

@@ -10,7 +10,15 @@ const PositiveInteger = T.Integer({ minimum: 1 });
 const NonNegativeInteger = T.Integer({ minimum: 0 });
 const EnvName = T.String({ pattern: '^[A-Z_][A-Z0-9_]*$', description: 'name of an environment variable' });
 
-export const SCOPES = ['work_unit:create', 'run:create', 'run:attach', 'governance:read', 'outcome:write', 'inference', 'admin'] as const;
+export const SCOPES = [
+  'work_unit:create',
+  'run:create',
+  'run:attach',
+  'governance:read',
+  'outcome:write',
+  'inference',
+  'admin',
+] as const;
 export type Scope = (typeof SCOPES)[number];
 
 const OutcomeDefinitionSchema = T.Object(
@@ -18,7 +26,9 @@ const OutcomeDefinitionSchema = T.Object(
     id: Id('^odef_[A-Za-z0-9_-]{1,64}$', 'Outcome Definition id'),
     version: PositiveInteger,
     kind: T.Union([T.Literal('BOOLEAN'), T.Literal('CATEGORICAL')]),
-    allowed_values: T.Optional(T.Array(T.String({ minLength: 1, maxLength: 128 }), { minItems: 1, maxItems: 64, uniqueItems: true })),
+    allowed_values: T.Optional(
+      T.Array(T.String({ minLength: 1, maxLength: 128 }), { minItems: 1, maxItems: 64, uniqueItems: true }),
+    ),
     enabled: T.Boolean({ default: true }),
   },
   { additionalProperties: false },
@@ -63,7 +73,13 @@ const KeySchema = T.Object(
 /** One object for every scheme (flat, so errors stay readable); check.ts enforces what each scheme needs. */
 const AuthSchema = T.Object(
   {
-    scheme: T.Union([T.Literal('none'), T.Literal('x-api-key'), T.Literal('bearer'), T.Literal('header'), T.Literal('sigv4')]),
+    scheme: T.Union([
+      T.Literal('none'),
+      T.Literal('x-api-key'),
+      T.Literal('bearer'),
+      T.Literal('header'),
+      T.Literal('sigv4'),
+    ]),
     secret_env: T.Optional(EnvName),
     header: T.Optional(T.String({ pattern: '^[A-Za-z0-9-]+$' })),
     service: T.Optional(T.String({ minLength: 1 })),
@@ -145,7 +161,10 @@ const ModelSchema = T.Object(
 export const ConfigSchema = T.Object(
   {
     listen: T.Object(
-      { host: T.String({ default: '127.0.0.1' }), port: T.Integer({ minimum: 0, maximum: 65535, default: 8080 }) },
+      {
+        host: T.String({ default: '127.0.0.1' }),
+        port: T.Integer({ minimum: 0, maximum: 65535, default: 8080 }),
+      },
       { additionalProperties: false, default: {} },
     ),
     store: T.Object(
@@ -204,7 +223,12 @@ export const ConfigSchema = T.Object(
       { additionalProperties: false, default: {} },
     ),
     logging: T.Object(
-      { level: T.Union(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((level) => T.Literal(level)), { default: 'info' }) },
+      {
+        level: T.Union(
+          ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((level) => T.Literal(level)),
+          { default: 'info' },
+        ),
+      },
       { additionalProperties: false, default: {} },
     ),
     projects: T.Array(ProjectSchema, { minItems: 1 }),
@@ -247,10 +271,7 @@ export const ConfigSchema = T.Object(
       ),
     ),
     quickstart: T.Optional(
-      T.Object(
-        { key_file: T.String(), project: T.String() },
-        { additionalProperties: false },
-      ),
+      T.Object({ key_file: T.String(), project: T.String() }, { additionalProperties: false }),
     ),
   },
   { additionalProperties: false },

@@ -20,25 +20,29 @@ export const ERROR_CATALOGUE = {
     status: 400,
     vendora: 'invalid_request_error',
     vendorb: 'invalid_request_error',
-    meaning: 'A field is missing, malformed, outside its domain or unknown, or the Content-Type is wrong. Do not retry unchanged.',
+    meaning:
+      'A field is missing, malformed, outside its domain or unknown, or the Content-Type is wrong. Do not retry unchanged.',
   },
   invalid_outcome: {
     status: 400,
     vendora: 'invalid_request_error',
     vendorb: 'invalid_request_error',
-    meaning: 'The Outcome report is invalid (definition not frozen on the Work Unit, value not allowed, bad evidence). Do not retry unchanged.',
+    meaning:
+      'The Outcome report is invalid (definition not frozen on the Work Unit, value not allowed, bad evidence). Do not retry unchanged.',
   },
   invalid_idempotency_key: {
     status: 400,
     vendora: 'invalid_request_error',
     vendorb: 'invalid_request_error',
-    meaning: 'Idempotency-Key missing or illegal (1-255 visible ASCII characters). Supply a stable legal key per logical operation.',
+    meaning:
+      'Idempotency-Key missing or illegal (1-255 visible ASCII characters). Supply a stable legal key per logical operation.',
   },
   unsupported_field: {
     status: 400,
     vendora: 'invalid_request_error',
     vendorb: 'invalid_request_error',
-    meaning: 'The request uses a field, tool, block or header this mode or connection refuses (SPEC.md 4.2). Remove it or change mode.',
+    meaning:
+      'The request uses a field, tool, block or header this mode or connection refuses (SPEC.md 4.2). Remove it or change mode.',
   },
   no_eligible_route: {
     status: 400,
@@ -56,7 +60,8 @@ export const ERROR_CATALOGUE = {
     status: 401,
     vendora: 'authentication_error',
     vendorb: 'authentication_error',
-    meaning: 'Missing, unknown or revoked Gateway Key, or x-api-key and Authorization both present and different.',
+    meaning:
+      'Missing, unknown or revoked Gateway Key, or x-api-key and Authorization both present and different.',
   },
   gateway_key_scope_denied: {
     status: 403,
@@ -68,7 +73,8 @@ export const ERROR_CATALOGUE = {
     status: 403,
     vendora: 'permission_error',
     vendorb: 'permission_error',
-    meaning: 'The worst-case cost of the call does not fit the Run remaining budget. Stop the Run or create a new compliant Run.',
+    meaning:
+      'The worst-case cost of the call does not fit the Run remaining budget. Stop the Run or create a new compliant Run.',
   },
   route_not_found: {
     status: 404,
@@ -104,7 +110,8 @@ export const ERROR_CATALOGUE = {
     status: 409,
     vendora: 'invalid_request_error',
     vendorb: 'invalid_request_error',
-    meaning: 'The Idempotency-Key was used for a different request, or the first request with it is still in flight.',
+    meaning:
+      'The Idempotency-Key was used for a different request, or the first request with it is still in flight.',
   },
   run_not_active: {
     status: 409,
@@ -122,19 +129,22 @@ export const ERROR_CATALOGUE = {
     status: 409,
     vendora: 'invalid_request_error',
     vendorb: 'invalid_request_error',
-    meaning: 'supersedes_outcome_id is absent while a head exists, or does not name the current head. Read it and resubmit.',
+    meaning:
+      'supersedes_outcome_id is absent while a head exists, or does not name the current head. Read it and resubmit.',
   },
   outcome_write_closed: {
     status: 409,
     vendora: 'invalid_request_error',
     vendorb: 'invalid_request_error',
-    meaning: 'The head already has 20 revisions, or the 30-day window after the Work Unit was closed has passed.',
+    meaning:
+      'The head already has 20 revisions, or the 30-day window after the Work Unit was closed has passed.',
   },
   resource_conflict: {
     status: 409,
     vendora: 'invalid_request_error',
     vendorb: 'invalid_request_error',
-    meaning: 'The resource is in a state that does not allow this operation (for example DELETE of a response still owed, cancel of a finished one).',
+    meaning:
+      'The resource is in a state that does not allow this operation (for example DELETE of a response still owed, cancel of a finished one).',
   },
   governance_rate_limited: {
     status: 429,
@@ -152,13 +162,15 @@ export const ERROR_CATALOGUE = {
     status: 502,
     vendora: 'api_error',
     vendorb: 'server_error',
-    meaning: 'The upstream answered with an error; status and type are the upstream error translated into this dialect.',
+    meaning:
+      'The upstream answered with an error; status and type are the upstream error translated into this dialect.',
   },
   upstream_unavailable: {
     status: 502,
     vendora: 'api_error',
     vendorb: 'server_error',
-    meaning: 'No upstream could be reached (connect error, timeout, dropped connection) on any eligible target.',
+    meaning:
+      'No upstream could be reached (connect error, timeout, dropped connection) on any eligible target.',
   },
   upstream_timeout: {
     status: 504,
@@ -182,7 +194,8 @@ export const ERROR_CATALOGUE = {
     status: 503,
     vendora: 'api_error',
     vendorb: 'server_error',
-    meaning: 'The ledger cannot be reached, so the model call was not admitted and nothing reached the upstream.',
+    meaning:
+      'The ledger cannot be reached, so the model call was not admitted and nothing reached the upstream.',
   },
   internal_error: {
     status: 500,

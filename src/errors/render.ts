@@ -37,7 +37,11 @@ export function renderError(dialect: Dialect, error: GatewayError, requestId: st
   if (error.options.retryAfter !== undefined) headers['retry-after'] = error.options.retryAfter;
   switch (dialect) {
     case 'svc':
-      return { status: error.status, headers, body: { error: { code: error.code, message: error.message, request_id: requestId } } };
+      return {
+        status: error.status,
+        headers,
+        body: { error: { code: error.code, message: error.message, request_id: requestId } },
+      };
     case 'vendora':
       return { status: error.status, headers, body: { ...vendoraError(error), request_id: requestId } };
     case 'vendorb':

@@ -1,8 +1,8 @@
 /** Header rules shared by /v1/messages and /v1/messages/count_tokens. */
 import type { IncomingHttpHeaders } from 'node:http';
 import { GatewayError } from '../errors/gateway-error.js';
-import type { Caller } from '../governance/service.js';
 import { requireScopes } from '../governance/scopes.js';
+import type { Caller } from '../governance/service.js';
 import type { RouteMode } from './route-plan.js';
 
 export const VENDORA_VERSION = '2023-06-01';
@@ -24,9 +24,13 @@ export function routeMode(headers: IncomingHttpHeaders): RouteMode | undefined {
   const value = headers['svc-route-mode'];
   if (value === undefined) return undefined;
   if (value === 'portable' || value === 'native') return value;
-  throw new GatewayError('invalid_request', `Svc-Route-Mode: must be portable or native, not ${JSON.stringify(value)}`, {
-    param: 'svc-route-mode',
-  });
+  throw new GatewayError(
+    'invalid_request',
+    `Svc-Route-Mode: must be portable or native, not ${JSON.stringify(value)}`,
+    {
+      param: 'svc-route-mode',
+    },
+  );
 }
 
 /** The Run a call is attached to (X-Svc-Run-ID), after checking the scopes that needs. */

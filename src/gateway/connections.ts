@@ -61,12 +61,21 @@ function authHeaders(auth: AuthConfig, url: URL, environment: NodeJS.ProcessEnv)
       };
       return (method, path, body, headers) => {
         const signed = aws4.sign(
-          { host: url.host, path, method, service: auth.service, region: auth.region, body, headers: { ...headers } },
+          {
+            host: url.host,
+            path,
+            method,
+            service: auth.service,
+            region: auth.region,
+            body,
+            headers: { ...headers },
+          },
           credentials,
         );
         const result: Record<string, string> = {};
         for (const [name, value] of Object.entries(signed.headers ?? {})) {
-          if (name.toLowerCase() !== 'host' && name.toLowerCase() !== 'content-length') result[name.toLowerCase()] = String(value);
+          if (name.toLowerCase() !== 'host' && name.toLowerCase() !== 'content-length')
+            result[name.toLowerCase()] = String(value);
         }
         return result;
       };
@@ -80,7 +89,8 @@ function authHeaders(auth: AuthConfig, url: URL, environment: NodeJS.ProcessEnv)
 
 function buildConnection(config: ConnectionConfig, environment: NodeJS.ProcessEnv): Connection {
   const row = findProfile(config.profile);
-  if (!row || row.availability !== 'creatable') throw new Error(`connection ${config.name}: profile ${config.profile} cannot be created`);
+  if (!row || row.availability !== 'creatable')
+    throw new Error(`connection ${config.name}: profile ${config.profile} cannot be created`);
   const url = new URL(config.base_url);
   const dispatcher = new Pool(url.origin, {
     connections: config.max_connections,
@@ -103,7 +113,9 @@ function buildConnection(config: ConnectionConfig, environment: NodeJS.ProcessEn
 }
 
 export function buildUpstreams(config: Config, environment: NodeJS.ProcessEnv): Upstreams {
-  const connections = new Map(config.connections.map((connection) => [connection.name, buildConnection(connection, environment)]));
+  const connections = new Map(
+    config.connections.map((connection) => [connection.name, buildConnection(connection, environment)]),
+  );
   const aliases = new Map(
     config.models.map((model) => [
       model.alias,

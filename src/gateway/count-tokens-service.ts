@@ -9,7 +9,12 @@ import { validateCountTokensRequest } from '../canonical/validate-messages.js';
 import { GatewayError } from '../errors/gateway-error.js';
 import type { Caller } from '../governance/service.js';
 import type { Ledger } from '../ledger/ledger.js';
-import { buildCountTokensRequest, DEFAULT_MESSAGES_OPTIONS, mapMessagesError, parseCountTokensResponse } from '../primitives/messages/index.js';
+import {
+  buildCountTokensRequest,
+  DEFAULT_MESSAGES_OPTIONS,
+  mapMessagesError,
+  parseCountTokensResponse,
+} from '../primitives/messages/index.js';
 import { callUpstream, readJsonBody, type UpstreamFailure } from '../primitives/shared/upstream-call.js';
 import { attachedRun, checkVendoraVersion, routeMode } from './call-headers.js';
 import type { Upstreams } from './connections.js';
@@ -31,13 +36,20 @@ export class CountTokensService {
     const runId = attachedRun(call.caller, call.headers);
     checkVendoraVersion(call.headers);
     if (routeMode(call.headers) === 'portable') {
-      throw new GatewayError('unsupported_field', 'Svc-Route-Mode: count_tokens is served natively only; portable mode is refused.', {
-        param: 'svc-route-mode',
-      });
+      throw new GatewayError(
+        'unsupported_field',
+        'Svc-Route-Mode: count_tokens is served natively only; portable mode is refused.',
+        {
+          param: 'svc-route-mode',
+        },
+      );
     }
     const request = validateCountTokensRequest(call.body);
     const alias = this.upstreams.aliases.get(request.model);
-    if (!alias) throw new GatewayError('model_not_found', `model: ${request.model} is not a configured model alias`, { param: 'model' });
+    if (!alias)
+      throw new GatewayError('model_not_found', `model: ${request.model} is not a configured model alias`, {
+        param: 'model',
+      });
     const target = alias.targets.find((candidate) => candidate.connection.row.countTokens);
     if (!target) {
       throw new GatewayError(
@@ -49,9 +61,13 @@ export class CountTokensService {
     const betaTokens = parseBetaHeader(call.headers['vendora-beta']);
     const refused = betaTokens.filter((token) => !connection.betaTokens.has(token));
     if (refused.length > 0) {
-      throw new GatewayError('unsupported_field', `vendora-beta: connection ${connection.name} does not accept ${refused.join(', ')}`, {
-        param: 'vendora-beta',
-      });
+      throw new GatewayError(
+        'unsupported_field',
+        `vendora-beta: connection ${connection.name} does not accept ${refused.join(', ')}`,
+        {
+          param: 'vendora-beta',
+        },
+      );
     }
     const fee = target.price.requestFee;
     const attempt = await this.ledger.reserve(
@@ -67,7 +83,11 @@ export class CountTokensService {
       },
       fee,
     );
-    const wire = buildCountTokensRequest(call.body as Record<string, unknown>, { upstreamModel: target.upstreamModel, responseModel: alias.alias, messageId: '' }, DEFAULT_MESSAGES_OPTIONS);
+    const wire = buildCountTokensRequest(
+      call.body as Record<string, unknown>,
+      { upstreamModel: target.upstreamModel, responseModel: alias.alias, messageId: '' },
+      DEFAULT_MESSAGES_OPTIONS,
+    );
     if (betaTokens.length > 0) wire.headers = { ...wire.headers, 'vendora-beta': betaTokens.join(',') };
     let status: number;
     let body: unknown;
@@ -79,21 +99,55 @@ export class CountTokensService {
       body = await readJsonBody(response.body, connection.name);
     } catch (error) {
       const failure = error as UpstreamFailure;
-      await attempt.settle({ state: failure.kind === 'connect' ? 'released' : 'unknown', costMicrosUsd: 0, usage: null, outcome: `transport_${failure.kind}`, httpStatus: null });
-      throw new GatewayError(failure.kind === 'timeout' ? 'upstream_timeout' : 'upstream_unavailable', failure.message);
+      await attempt.settle({
+        state: failure.kind === 'connect' ? 'released' : 'unknown',
+        costMicrosUsd: 0,
+        usage: null,
+        outcome: `transport_${failure.kind}`,
+        httpStatus: null,
+      });
+      throw new GatewayError(
+        failure.kind === 'timeout' ? 'upstream_timeout' : 'upstream_unavailable',
+        failure.message,
+      );
     }
     if (status !== 200) {
-      await attempt.settle({ state: 'settled', costMicrosUsd: 0, usage: null, outcome: `upstream_${status}`, httpStatus: status });
+      await attempt.settle({
+        state: 'settled',
+        costMicrosUsd: 0,
+        usage: null,
+        outcome: `upstream_${status}`,
+        httpStatus: status,
+      });
       const info = mapMessagesError(status, body, responseHeaders);
-      throw new GatewayError('upstream_error', info.message, { status: info.status, type: info.type, ...(info.retryAfter ? { retryAfter: info.retryAfter } : {}) });
+      throw new GatewayError('upstream_error', info.message, {
+        status: info.status,
+        type: info.type,
+        ...(info.retryAfter ? { retryAfter: info.retryAfter } : {}),
+      });
     }
     try {
       const counted = parseCountTokensResponse(body);
-      await attempt.settle({ state: 'settled', costMicrosUsd: fee, usage: null, outcome: 'ok', httpStatus: 200 });
+      await attempt.settle({
+        state: 'settled',
+        costMicrosUsd: fee,
+        usage: null,
+        outcome: 'ok',
+        httpStatus: 200,
+      });
       return { headers: { 'svc-route': connection.name, 'svc-attempt-id': attempt.id }, body: counted };
     } catch (error) {
-      await attempt.settle({ state: 'unknown', costMicrosUsd: 0, usage: null, outcome: 'unreadable_answer', httpStatus: 200 });
-      throw new GatewayError('upstream_error', `The upstream count could not be read: ${(error as Error).message}`);
+      await attempt.settle({
+        state: 'unknown',
+        costMicrosUsd: 0,
+        usage: null,
+        outcome: 'unreadable_answer',
+        httpStatus: 200,
+      });
+      throw new GatewayError(
+        'upstream_error',
+        `The upstream count could not be read: ${(error as Error).message}`,
+      );
     }
   }
 }

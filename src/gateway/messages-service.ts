@@ -4,13 +4,13 @@
  * eligible target, each try its own ledger attempt; native mode has exactly one target.
  */
 import type { IncomingHttpHeaders } from 'node:http';
+import type { MessagesRequest } from '../canonical/types.js';
 import {
   hasCacheControl,
   providerExecutedTools,
   requestFacts,
   validateMessagesRequest,
 } from '../canonical/validate-messages.js';
-import type { MessagesRequest } from '../canonical/types.js';
 import type { NativeFacts } from '../catalogue/eligibility.js';
 import type { Config } from '../config/schema.js';
 import { GatewayError } from '../errors/gateway-error.js';
@@ -59,7 +59,10 @@ export class MessagesService {
 
   alias(model: string) {
     const alias = this.deps.upstreams.aliases.get(model);
-    if (!alias) throw new GatewayError('model_not_found', `model: ${model} is not a configured model alias`, { param: 'model' });
+    if (!alias)
+      throw new GatewayError('model_not_found', `model: ${model} is not a configured model alias`, {
+        param: 'model',
+      });
     return alias;
   }
 
@@ -78,7 +81,12 @@ export class MessagesService {
     const facts = requestFacts(request);
     const ledger = this.deps.config.ledger;
     const inputBoundTokens = inputTokenBound(
-      { bodyBytes: call.bodyBytes, embeddedDataBytes: facts.embeddedDataBytes, images: facts.images, documents: facts.documents },
+      {
+        bodyBytes: call.bodyBytes,
+        embeddedDataBytes: facts.embeddedDataBytes,
+        images: facts.images,
+        documents: facts.documents,
+      },
       { imageTokens: ledger.image_input_bound_tokens, documentTokens: ledger.document_input_bound_tokens },
     );
     const skipped = [...plan.skipped];
@@ -91,7 +99,13 @@ export class MessagesService {
         rawBody: call.body as Record<string, unknown>,
         betaTokens: plan.betaTokens,
         inputBoundTokens,
-        subject: { projectId: call.caller.projectId, keyId: call.caller.keyId, runId, endpoint: '/v1/messages', alias: alias.alias },
+        subject: {
+          projectId: call.caller.projectId,
+          keyId: call.caller.keyId,
+          runId,
+          endpoint: '/v1/messages',
+          alias: alias.alias,
+        },
         clientSignal: call.clientSignal,
       });
       const headers = () => {
@@ -101,13 +115,24 @@ export class MessagesService {
       };
       switch (result.kind) {
         case 'json':
-          return { kind: 'json', headers: { ...headers(), 'svc-attempt-id': result.attemptId }, body: result.body };
+          return {
+            kind: 'json',
+            headers: { ...headers(), 'svc-attempt-id': result.attemptId },
+            body: result.body,
+          };
         case 'stream':
-          return { kind: 'stream', headers: { ...headers(), 'svc-attempt-id': result.attemptId }, frames: result.frames };
+          return {
+            kind: 'stream',
+            headers: { ...headers(), 'svc-attempt-id': result.attemptId },
+            frames: result.frames,
+          };
         case 'failed':
           lastError = result.error;
           if (!result.retryable || call.clientSignal.aborted) throw result.error;
-          skipped.push({ connection: planned.target.connection.name, reasons: [`failed: ${result.error.message}`] });
+          skipped.push({
+            connection: planned.target.connection.name,
+            reasons: [`failed: ${result.error.message}`],
+          });
           break;
         default: {
           const never: never = result;

@@ -8,7 +8,11 @@ import {
   generateContentPrimitive,
 } from '../primitives/generate-content/index.js';
 import { DEFAULT_MESSAGES_OPTIONS, messagesPrimitive } from '../primitives/messages/index.js';
-import { DEFAULT_RESPONSES_OPTIONS, responsesCannotCarry, responsesPrimitive } from '../primitives/responses/index.js';
+import {
+  DEFAULT_RESPONSES_OPTIONS,
+  responsesCannotCarry,
+  responsesPrimitive,
+} from '../primitives/responses/index.js';
 import type { Primitive } from '../primitives/shared/types.js';
 
 export interface PrimitiveBinding {
@@ -20,7 +24,11 @@ export interface PrimitiveBinding {
 
 const carriesEverything = () => undefined;
 
-function bind<Options>(primitive: Primitive<Options>, options: Options, cannotCarry: PrimitiveBinding['cannotCarry']): PrimitiveBinding {
+function bind<Options>(
+  primitive: Primitive<Options>,
+  options: Options,
+  cannotCarry: PrimitiveBinding['cannotCarry'],
+): PrimitiveBinding {
   return { primitive: primitive as Primitive<unknown>, options, cannotCarry };
 }
 

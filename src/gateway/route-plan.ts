@@ -5,7 +5,12 @@
  * "both paths" rules, provider-executed tools and vendora-beta tokens are checked; no fallback.
  */
 import type { MessagesRequest } from '../canonical/types.js';
-import { type NativeFacts, nativeRejections, portableSkipReasons, presentFields } from '../catalogue/eligibility.js';
+import {
+  type NativeFacts,
+  nativeRejections,
+  portableSkipReasons,
+  presentFields,
+} from '../catalogue/eligibility.js';
 import { GatewayError } from '../errors/gateway-error.js';
 import type { ModelAlias, ModelTarget } from './connections.js';
 import { bindingFor, type PrimitiveBinding } from './primitive-registry.js';
@@ -32,14 +37,26 @@ export interface RoutePlan {
 
 export function parseBetaHeader(header: string | string[] | undefined): string[] {
   const values = Array.isArray(header) ? header : header === undefined ? [] : [header];
-  return values.flatMap((value) => value.split(',')).map((token) => token.trim()).filter(Boolean);
+  return values
+    .flatMap((value) => value.split(','))
+    .map((token) => token.trim())
+    .filter(Boolean);
 }
 
-export function planPortable(request: MessagesRequest, alias: ModelAlias, betaTokens: string[], providerTools: string[]): RoutePlan {
+export function planPortable(
+  request: MessagesRequest,
+  alias: ModelAlias,
+  betaTokens: string[],
+  providerTools: string[],
+): RoutePlan {
   if (betaTokens.length > 0) {
-    throw new GatewayError('unsupported_field', 'vendora-beta: beta tokens are forwarded only in native mode (Svc-Route-Mode: native).', {
-      param: 'vendora-beta',
-    });
+    throw new GatewayError(
+      'unsupported_field',
+      'vendora-beta: beta tokens are forwarded only in native mode (Svc-Route-Mode: native).',
+      {
+        param: 'vendora-beta',
+      },
+    );
   }
   const fields = presentFields(request);
   const eligible: PlannedTarget[] = [];
@@ -55,7 +72,10 @@ export function planPortable(request: MessagesRequest, alias: ModelAlias, betaTo
   }
   if (eligible.length === 0) {
     const detail = skipped.map((skip) => `${skip.connection}: ${skip.reasons.join('; ')}`).join(' | ');
-    throw new GatewayError('no_eligible_route', `No target of model ${alias.alias} can carry this request: ${detail}`);
+    throw new GatewayError(
+      'no_eligible_route',
+      `No target of model ${alias.alias} can carry this request: ${detail}`,
+    );
   }
   return { mode: 'portable', eligible, skipped, betaTokens: [] };
 }
@@ -78,21 +98,32 @@ export function planNative(
   }
   const reasons = nativeRejections(request, facts, connection.row);
   if (providerTools.length > 0 && !connection.providerExecutedTools) {
-    reasons.push(`provider-executed tools (${providerTools.join(', ')}) are not declared by connection ${connection.name}`);
+    reasons.push(
+      `provider-executed tools (${providerTools.join(', ')}) are not declared by connection ${connection.name}`,
+    );
   }
   if (betaTokens.length > 0 && !connection.row.forwardsBeta) {
     reasons.push(`vendora-beta is never forwarded by ${connection.row.id}`);
   } else {
     const refused = betaTokens.filter((token) => !connection.betaTokens.has(token));
-    if (refused.length > 0) reasons.push(`vendora-beta: connection ${connection.name} does not accept ${refused.join(', ')}`);
+    if (refused.length > 0)
+      reasons.push(`vendora-beta: connection ${connection.name} does not accept ${refused.join(', ')}`);
   }
   if (reasons.length > 0) {
     throw new GatewayError('unsupported_field', `${connection.row.id} (native): ${reasons.join('; ')}`);
   }
-  return { mode: 'native', eligible: [{ target, binding: bindingFor(connection.row) }], skipped: [], betaTokens };
+  return {
+    mode: 'native',
+    eligible: [{ target, binding: bindingFor(connection.row) }],
+    skipped: [],
+    betaTokens,
+  };
 }
 
 /** Header value describing skipped targets: `conn-a=reason; reason, conn-b=reason`. */
 export function skippedHeader(skipped: SkippedTarget[]): string {
-  return skipped.map((skip) => `${skip.connection}=${skip.reasons.join('; ')}`).join(', ').replace(/[^\x20-\x7e]/g, '?');
+  return skipped
+    .map((skip) => `${skip.connection}=${skip.reasons.join('; ')}`)
+    .join(', ')
+    .replace(/[^\x20-\x7e]/g, '?');
 }

@@ -9,16 +9,27 @@
  *   timeout, drop, unreadable answer, client
  *   gone, stream ended without its terminal   unknown (the whole reservation is committed)
  */
+
+import type { MessagesRequest, Usage } from '../canonical/types.js';
 import { GatewayError } from '../errors/gateway-error.js';
 import { vendoraError } from '../errors/render.js';
-import { newId } from '../lib/ids.js';
-import { type Attempt, type AttemptSubject, type Ledger } from '../ledger/ledger.js';
+import type { Attempt, AttemptSubject, Ledger } from '../ledger/ledger.js';
 import { actualCost, worstCaseCost } from '../ledger/pricing.js';
-import { messagesPrimitive, passthroughResponse, replaceModel } from '../primitives/messages/index.js';
+import { newId } from '../lib/ids.js';
+import { type messagesPrimitive, passthroughResponse, replaceModel } from '../primitives/messages/index.js';
 import { createSseDecoder, encodeFrame } from '../primitives/shared/sse.js';
-import { type ClientFrame, type StreamTranslator, type TranslateContext, UpstreamProtocolError } from '../primitives/shared/types.js';
-import { callUpstream, readJsonBody, UpstreamFailure, type UpstreamResponse } from '../primitives/shared/upstream-call.js';
-import type { MessagesRequest, Usage } from '../canonical/types.js';
+import {
+  type ClientFrame,
+  type StreamTranslator,
+  type TranslateContext,
+  UpstreamProtocolError,
+} from '../primitives/shared/types.js';
+import {
+  callUpstream,
+  readJsonBody,
+  UpstreamFailure,
+  type UpstreamResponse,
+} from '../primitives/shared/upstream-call.js';
 import type { PlannedTarget, RouteMode } from './route-plan.js';
 
 export interface AttemptInput {
@@ -64,7 +75,12 @@ export class UpstreamAttempts {
     const { connection } = target;
     const reservation = worstCaseCost(target.price, input.inputBoundTokens, input.request.max_tokens);
     const attempt = await this.ledger.reserve(
-      { ...input.subject, connection: connection.name, profile: connection.row.id, upstreamModel: target.upstreamModel },
+      {
+        ...input.subject,
+        connection: connection.name,
+        profile: connection.row.id,
+        upstreamModel: target.upstreamModel,
+      },
       reservation,
     );
     const context: TranslateContext = {
@@ -74,7 +90,11 @@ export class UpstreamAttempts {
     };
     const wire =
       input.mode === 'native'
-        ? { path: '/v1/messages', body: replaceModel(input.rawBody, target.upstreamModel), headers: nativeHeaders(input.betaTokens) }
+        ? {
+            path: '/v1/messages',
+            body: replaceModel(input.rawBody, target.upstreamModel),
+            headers: nativeHeaders(input.betaTokens),
+          }
         : binding.primitive.buildRequest(input.request, context, binding.options);
     const upstreamAbort = new AbortController();
     const onClientGone = () => upstreamAbort.abort();
@@ -119,7 +139,11 @@ export class UpstreamAttempts {
   private async upstreamError(
     attempt: Attempt,
     response: UpstreamResponse,
-    mapError: (status: number, body: unknown, headers: UpstreamResponse['headers']) => ReturnType<typeof messagesPrimitive.mapError>,
+    mapError: (
+      status: number,
+      body: unknown,
+      headers: UpstreamResponse['headers'],
+    ) => ReturnType<typeof messagesPrimitive.mapError>,
   ): Promise<AttemptResult> {
     let body: unknown;
     try {
@@ -128,7 +152,13 @@ export class UpstreamAttempts {
       body = undefined;
     }
     const info = mapError(response.status, body, response.headers);
-    await attempt.settle({ state: 'settled', costMicrosUsd: 0, usage: null, outcome: `upstream_${response.status}`, httpStatus: response.status });
+    await attempt.settle({
+      state: 'settled',
+      costMicrosUsd: 0,
+      usage: null,
+      outcome: `upstream_${response.status}`,
+      httpStatus: response.status,
+    });
     const error = new GatewayError('upstream_error', info.message, {
       status: info.status,
       type: info.type,
@@ -137,7 +167,12 @@ export class UpstreamAttempts {
     return { kind: 'failed', error, retryable: info.retryable };
   }
 
-  private async json(attempt: Attempt, response: UpstreamResponse, input: AttemptInput, context: TranslateContext): Promise<AttemptResult> {
+  private async json(
+    attempt: Attempt,
+    response: UpstreamResponse,
+    input: AttemptInput,
+    context: TranslateContext,
+  ): Promise<AttemptResult> {
     const { target, binding } = input.planned;
     try {
       const body = await readJsonBody(response.body, target.connection.name);
@@ -150,11 +185,19 @@ export class UpstreamAttempts {
         outcome: 'ok',
         httpStatus: 200,
       });
-      const reply = input.mode === 'native' ? { ...passthroughResponse(body, context), id: context.messageId } : message;
+      const reply =
+        input.mode === 'native' ? { ...passthroughResponse(body, context), id: context.messageId } : message;
       return { kind: 'json', body: reply, attemptId: attempt.id };
     } catch (error) {
-      await attempt.settle({ state: 'unknown', costMicrosUsd: 0, usage: null, outcome: 'unreadable_answer', httpStatus: 200 });
-      if (error instanceof UpstreamFailure) return { kind: 'failed', error: transportError(error), retryable: error.kind !== 'aborted' };
+      await attempt.settle({
+        state: 'unknown',
+        costMicrosUsd: 0,
+        usage: null,
+        outcome: 'unreadable_answer',
+        httpStatus: 200,
+      });
+      if (error instanceof UpstreamFailure)
+        return { kind: 'failed', error: transportError(error), retryable: error.kind !== 'aborted' };
       const message = error instanceof UpstreamProtocolError ? error.message : 'unreadable answer';
       // Not retried: the upstream answered 200 and may have billed; only transport failures,
       // timeouts, 429 and 5xx move on to the next target.
@@ -180,9 +223,12 @@ export class UpstreamAttempts {
     // Whether the upstream body ended or failed; false in `finally` means the consumer stopped early.
     let upstreamEnded = false;
     let clientGone = false;
-    const renew = setInterval(() => {
-      attempt.renewLease().catch(() => undefined);
-    }, Math.max(1000, Math.floor(this.ledger.settings.leaseMs / 3)));
+    const renew = setInterval(
+      () => {
+        attempt.renewLease().catch(() => undefined);
+      },
+      Math.max(1000, Math.floor(this.ledger.settings.leaseMs / 3)),
+    );
     renew.unref();
     const emit = (frames: ClientFrame[]) => {
       let text = '';
@@ -212,13 +258,17 @@ export class UpstreamAttempts {
       const text = pending + emit(ending.frames);
       complete = ending.complete && !sawError;
       if (text) yield text;
-      if (!complete && !sawError) yield errorFrame('The upstream stream ended before the message was complete.');
+      if (!complete && !sawError)
+        yield errorFrame('The upstream stream ended before the message was complete.');
     } catch (error) {
       upstreamEnded = true;
       // Only the client's departure aborts the upstream request before `finally`.
       clientGone = upstreamAbort.signal.aborted;
       if (!clientGone && !sawError) {
-        const reason = error instanceof UpstreamProtocolError ? `untranslatable upstream event: ${error.message}` : 'the upstream connection was lost';
+        const reason =
+          error instanceof UpstreamProtocolError
+            ? `untranslatable upstream event: ${error.message}`
+            : 'the upstream connection was lost';
         yield errorFrame(`Stream interrupted: ${reason}.`);
       }
     } finally {
@@ -227,7 +277,13 @@ export class UpstreamAttempts {
       if (!upstreamEnded) clientGone = true;
       const usage = translator.usage();
       if (complete && usage) {
-        await attempt.settle({ state: 'settled', costMicrosUsd: actualCost(price, usageOf(usage)!), usage: usageOf(usage), outcome: 'ok', httpStatus: 200 });
+        await attempt.settle({
+          state: 'settled',
+          costMicrosUsd: actualCost(price, usageOf(usage)!),
+          usage: usageOf(usage),
+          outcome: 'ok',
+          httpStatus: 200,
+        });
       } else {
         if (!complete) upstreamAbort.abort();
         await attempt.settle({

@@ -3,7 +3,14 @@
  * it is stored in the journal and shown to anyone with governance:read.
  */
 const URL_SHAPED = [/^[a-z][a-z0-9+.-]*:\/\//i, /:\/\//, /^www\./i, /^(mailto|data|file|javascript|urn):/i];
-const CONTROL = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/;
+/** C0 and C1 control characters and the Unicode line separators. */
+function hasControlCharacter(text: string): boolean {
+  for (const character of text) {
+    const code = character.codePointAt(0)!;
+    if (code <= 0x1f || (code >= 0x7f && code <= 0x9f) || code === 0x2028 || code === 0x2029) return true;
+  }
+  return false;
+}
 const CREDENTIAL_SHAPED = [
   /gw_[A-Za-z0-9]{8,}/, // our own Gateway Keys
   /\bsk-[A-Za-z0-9_-]{8,}/, // common vendor secret keys
@@ -25,8 +32,9 @@ function looksGenerated(text: string): boolean {
 
 /** Returns why the reference is refused, or undefined when it is acceptable. */
 export function evidenceRefProblem(reference: string): string | undefined {
-  if (CONTROL.test(reference)) return 'evidence_ref: control characters are not allowed';
-  if (URL_SHAPED.some((pattern) => pattern.test(reference))) return 'evidence_ref: URLs are not allowed; use an opaque reference';
+  if (hasControlCharacter(reference)) return 'evidence_ref: control characters are not allowed';
+  if (URL_SHAPED.some((pattern) => pattern.test(reference)))
+    return 'evidence_ref: URLs are not allowed; use an opaque reference';
   if (CREDENTIAL_SHAPED.some((pattern) => pattern.test(reference)) || looksGenerated(reference)) {
     return 'evidence_ref: looks like a credential; never put secrets in evidence references';
   }

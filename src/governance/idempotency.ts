@@ -10,7 +10,10 @@ const LEGAL_KEY = /^[\x21-\x7e]{1,255}$/;
 
 export function checkIdempotencyKey(header: string | string[] | undefined): string {
   if (header === undefined || header === '') {
-    throw new GatewayError('invalid_idempotency_key', 'The Idempotency-Key header is required on this endpoint.');
+    throw new GatewayError(
+      'invalid_idempotency_key',
+      'The Idempotency-Key header is required on this endpoint.',
+    );
   }
   if (Array.isArray(header) || !LEGAL_KEY.test(header)) {
     throw new GatewayError(

@@ -23,7 +23,10 @@ export class RateLimiter {
   take(bucketKey: string, size: BucketSize): number {
     const now = this.clock.now();
     const bucket = this.buckets.get(bucketKey) ?? { tokens: size.burst, updatedMs: now };
-    bucket.tokens = Math.min(size.burst, bucket.tokens + ((now - bucket.updatedMs) / 1000) * size.requestsPerSecond);
+    bucket.tokens = Math.min(
+      size.burst,
+      bucket.tokens + ((now - bucket.updatedMs) / 1000) * size.requestsPerSecond,
+    );
     bucket.updatedMs = now;
     this.buckets.set(bucketKey, bucket);
     if (bucket.tokens >= 1) {

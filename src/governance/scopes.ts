@@ -5,6 +5,9 @@ import type { Caller } from './service.js';
 export function requireScopes(caller: Caller, scopes: readonly string[]): void {
   const missing = scopes.filter((scope) => !caller.scopes.includes(scope));
   if (missing.length > 0) {
-    throw new GatewayError('gateway_key_scope_denied', `The Gateway Key lacks the scope ${missing.join(' and ')}.`);
+    throw new GatewayError(
+      'gateway_key_scope_denied',
+      `The Gateway Key lacks the scope ${missing.join(' and ')}.`,
+    );
   }
 }

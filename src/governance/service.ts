@@ -60,7 +60,8 @@ export class GovernanceService {
 
   project(projectId: string): ProjectConfig {
     const project = this.projects.get(projectId);
-    if (!project) throw new GatewayError('authentication_failed', 'The Gateway Key belongs to no configured Project.');
+    if (!project)
+      throw new GatewayError('authentication_failed', 'The Gateway Key belongs to no configured Project.');
     return project;
   }
 
@@ -87,7 +88,14 @@ export class GovernanceService {
     const createdAt = this.now();
     return this.deps.store.createWorkUnit(
       {
-        workUnit: { id: newId('wku'), projectId: request.caller.projectId, status: 'open', createdAt, closedAt: null, definitions },
+        workUnit: {
+          id: newId('wku'),
+          projectId: request.caller.projectId,
+          status: 'open',
+          createdAt,
+          closedAt: null,
+          definitions,
+        },
       },
       this.idempotency(request),
       workUnitBody,
@@ -97,7 +105,8 @@ export class GovernanceService {
   /** Definitions named must be enabled in the caller's Project; none named freezes every enabled one. */
   private freezeDefinitions(projectId: string, ids: string[] | undefined): FrozenDefinition[] {
     const enabled = this.project(projectId).outcome_definitions.filter((definition) => definition.enabled);
-    if (ids === undefined) return enabled.map((definition) => ({ id: definition.id, version: definition.version }));
+    if (ids === undefined)
+      return enabled.map((definition) => ({ id: definition.id, version: definition.version }));
     return ids.map((id, index) => {
       const definition = enabled.find((candidate) => candidate.id === id);
       if (!definition) {
@@ -123,8 +132,18 @@ export class GovernanceService {
   async createRun(request: WriteRequest): Promise<IdempotentResult> {
     const body = validateBody(CreateRunBody, request.body);
     const limits = this.project(request.caller.projectId).runs;
-    const budget = chooseWithinCeiling('budget_micros_usd', body.budget_micros_usd, limits.default_budget_micros_usd, limits.max_budget_micros_usd);
-    const ttlSeconds = chooseWithinCeiling('ttl_seconds', body.ttl_seconds, limits.default_ttl_seconds, limits.max_ttl_seconds);
+    const budget = chooseWithinCeiling(
+      'budget_micros_usd',
+      body.budget_micros_usd,
+      limits.default_budget_micros_usd,
+      limits.max_budget_micros_usd,
+    );
+    const ttlSeconds = chooseWithinCeiling(
+      'ttl_seconds',
+      body.ttl_seconds,
+      limits.default_ttl_seconds,
+      limits.max_ttl_seconds,
+    );
     const nowMs = this.deps.clock.now();
     return this.deps.store.createRun(
       {
@@ -154,7 +173,12 @@ export class GovernanceService {
     const body = validateBody(CloseRunBody, request.body);
     const nowMs = this.deps.clock.now();
     return this.deps.store.closeRun(
-      { projectId: request.caller.projectId, id: runId, reason: body.reason ?? 'completed', closedAt: new Date(nowMs).toISOString() },
+      {
+        projectId: request.caller.projectId,
+        id: runId,
+        reason: body.reason ?? 'completed',
+        closedAt: new Date(nowMs).toISOString(),
+      },
       this.idempotency(request),
       (run) => runBody(run, nowMs, this.pendingFor(run.id)),
     );
@@ -164,7 +188,9 @@ export class GovernanceService {
     const body = validateBody(ReportOutcomeBody, request.body, 'invalid_outcome');
     const observedMs = parseRfc3339(body.observed_at);
     if (observedMs === undefined) {
-      throw new GatewayError('invalid_outcome', 'observed_at: must be an RFC 3339 date-time', { param: 'observed_at' });
+      throw new GatewayError('invalid_outcome', 'observed_at: must be an RFC 3339 date-time', {
+        param: 'observed_at',
+      });
     }
     if (body.evidence_ref !== undefined) {
       const problem = evidenceRefProblem(body.evidence_ref);
@@ -210,10 +236,19 @@ export class GovernanceService {
 }
 
 /** Omitted or zero takes the Project default; an explicit value above the ceiling is refused. */
-function chooseWithinCeiling(field: string, value: number | undefined, fallback: number, ceiling: number): number {
+function chooseWithinCeiling(
+  field: string,
+  value: number | undefined,
+  fallback: number,
+  ceiling: number,
+): number {
   if (value === undefined || value === 0) return fallback;
   if (value > ceiling) {
-    throw new GatewayError('invalid_request', `${field}: ${value} exceeds the Project ceiling of ${ceiling}`, { param: field });
+    throw new GatewayError(
+      'invalid_request',
+      `${field}: ${value} exceeds the Project ceiling of ${ceiling}`,
+      { param: field },
+    );
   }
   return value;
 }
@@ -225,20 +260,40 @@ function checkOutcomeValue(
   body: Static<typeof ReportOutcomeBody>,
 ): number {
   if (!frozen) {
-    throw new GatewayError('invalid_outcome', `definition_id: ${body.definition_id} is not frozen on this Work Unit`, {
-      param: 'definition_id',
-    });
+    throw new GatewayError(
+      'invalid_outcome',
+      `definition_id: ${body.definition_id} is not frozen on this Work Unit`,
+      {
+        param: 'definition_id',
+      },
+    );
   }
-  const definition = versions.find((candidate) => candidate.id === frozen.id && candidate.version === frozen.version);
+  const definition = versions.find(
+    (candidate) => candidate.id === frozen.id && candidate.version === frozen.version,
+  );
   if (!definition) {
-    throw new GatewayError('invalid_outcome', `definition_id: version ${frozen.version} of ${frozen.id} is unknown`, {
-      param: 'definition_id',
-    });
+    throw new GatewayError(
+      'invalid_outcome',
+      `definition_id: version ${frozen.version} of ${frozen.id} is unknown`,
+      {
+        param: 'definition_id',
+      },
+    );
   }
-  const allowed = definition.kind === 'BOOLEAN' ? typeof body.value === 'boolean' : definition.allowedValues.includes(body.value);
+  const allowed =
+    definition.kind === 'BOOLEAN'
+      ? typeof body.value === 'boolean'
+      : definition.allowedValues.includes(body.value);
   if (!allowed) {
-    const expected = definition.kind === 'BOOLEAN' ? 'true or false' : `one of ${definition.allowedValues.map((value) => JSON.stringify(value)).join(', ')}`;
-    throw new GatewayError('invalid_outcome', `value: must be ${expected} for ${definition.id} (${definition.kind})`, { param: 'value' });
+    const expected =
+      definition.kind === 'BOOLEAN'
+        ? 'true or false'
+        : `one of ${definition.allowedValues.map((value) => JSON.stringify(value)).join(', ')}`;
+    throw new GatewayError(
+      'invalid_outcome',
+      `value: must be ${expected} for ${definition.id} (${definition.kind})`,
+      { param: 'value' },
+    );
   }
   return frozen.version;
 }

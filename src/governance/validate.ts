@@ -25,7 +25,11 @@ function describe(error: ErrorObject): { field: string; message: string } {
   return { field, message: `${field}: ${error.message ?? 'invalid'}` };
 }
 
-export function validateBody<S extends TSchema>(schema: S, body: unknown, code: ErrorCode = 'invalid_request'): Static<S> {
+export function validateBody<S extends TSchema>(
+  schema: S,
+  body: unknown,
+  code: ErrorCode = 'invalid_request',
+): Static<S> {
   let validate = compiled.get(schema);
   if (!validate) {
     validate = ajv.compile(schema);

@@ -22,7 +22,10 @@ export function workUnitBody(unit: WorkUnit) {
     status: unit.status,
     created_at: unit.createdAt,
     closed_at: unit.closedAt,
-    outcome_definitions: unit.definitions.map((definition) => ({ id: definition.id, version: definition.version })),
+    outcome_definitions: unit.definitions.map((definition) => ({
+      id: definition.id,
+      version: definition.version,
+    })),
   };
 }
 

@@ -7,7 +7,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import { GatewayError } from '../errors/gateway-error.js';
 import type { Caller } from '../governance/service.js';
 import type { Clock } from '../lib/clock.js';
-import { KEY_SECRET_PATTERN, hashSecret } from '../lib/secrets.js';
+import { hashSecret, KEY_SECRET_PATTERN } from '../lib/secrets.js';
 import type { Store } from '../store/port.js';
 
 const CACHE_MS = 2000;
@@ -19,17 +19,25 @@ function presentedSecret(headers: IncomingHttpHeaders): string {
   let bearer: string | undefined;
   if (authorization !== undefined) {
     const match = /^Bearer\s+(\S+)\s*$/i.exec(authorization);
-    if (!match) throw new GatewayError('authentication_failed', 'Authorization must be "Bearer <Gateway Key>".');
+    if (!match)
+      throw new GatewayError('authentication_failed', 'Authorization must be "Bearer <Gateway Key>".');
     bearer = match[1];
   }
   if (apiKey !== undefined && bearer !== undefined && apiKey !== bearer) {
-    throw new GatewayError('authentication_failed', 'x-api-key and Authorization carry different credentials.');
+    throw new GatewayError(
+      'authentication_failed',
+      'x-api-key and Authorization carry different credentials.',
+    );
   }
   const secret = apiKey ?? bearer;
   if (secret === undefined || secret === '') {
-    throw new GatewayError('authentication_failed', 'A Gateway Key is required (x-api-key or Authorization: Bearer).');
+    throw new GatewayError(
+      'authentication_failed',
+      'A Gateway Key is required (x-api-key or Authorization: Bearer).',
+    );
   }
-  if (!KEY_SECRET_PATTERN.test(secret)) throw new GatewayError('authentication_failed', 'Invalid Gateway Key.');
+  if (!KEY_SECRET_PATTERN.test(secret))
+    throw new GatewayError('authentication_failed', 'Invalid Gateway Key.');
   return secret;
 }
 
@@ -47,7 +55,10 @@ export class Authenticator {
     let entry = this.cache.get(hash);
     if (!entry || entry.expiresMs <= now) {
       const key = await this.store.findKeyByHash(hash);
-      const caller = key && key.revokedAt === null ? { keyId: key.id, projectId: key.projectId, scopes: key.scopes } : undefined;
+      const caller =
+        key && key.revokedAt === null
+          ? { keyId: key.id, projectId: key.projectId, scopes: key.scopes }
+          : undefined;
       entry = { caller, expiresMs: now + CACHE_MS };
       if (this.cache.size > 10_000) this.cache.clear();
       this.cache.set(hash, entry);

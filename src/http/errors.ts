@@ -10,12 +10,20 @@ function asGatewayError(error: unknown, path: string): GatewayError | undefined 
   if (error instanceof GatewayError) return error;
   if (error instanceof StoreUnavailableError) {
     return path.startsWith('/svc/')
-      ? new GatewayError('governance_unavailable', 'The governance store cannot be reached; nothing was written. Retry later.', {
-          retryAfter: '1',
-        })
-      : new GatewayError('run_governance_unavailable', 'The ledger cannot be reached; the call was not admitted. Retry later.', {
-          retryAfter: '1',
-        });
+      ? new GatewayError(
+          'governance_unavailable',
+          'The governance store cannot be reached; nothing was written. Retry later.',
+          {
+            retryAfter: '1',
+          },
+        )
+      : new GatewayError(
+          'run_governance_unavailable',
+          'The ledger cannot be reached; the call was not admitted. Retry later.',
+          {
+            retryAfter: '1',
+          },
+        );
   }
   const fastifyError = error as FastifyError;
   switch (fastifyError.code) {
@@ -29,7 +37,11 @@ function asGatewayError(error: unknown, path: string): GatewayError | undefined 
     case 'FST_ERR_CTP_INVALID_JSON_BODY':
       return new GatewayError('invalid_request', fastifyError.message);
     default:
-      if (typeof fastifyError.statusCode === 'number' && fastifyError.statusCode >= 400 && fastifyError.statusCode < 500) {
+      if (
+        typeof fastifyError.statusCode === 'number' &&
+        fastifyError.statusCode >= 400 &&
+        fastifyError.statusCode < 500
+      ) {
         return new GatewayError('invalid_request', fastifyError.message);
       }
       return undefined;

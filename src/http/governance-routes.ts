@@ -29,9 +29,13 @@ export function registerGovernanceRoutes(app: FastifyInstance, deps: GovernanceR
       burst: limits.burst,
     });
     if (wait > 0) {
-      throw new GatewayError('governance_rate_limited', `Governance rate limit exceeded; retry in ${wait} s.`, {
-        retryAfter: String(wait),
-      });
+      throw new GatewayError(
+        'governance_rate_limited',
+        `Governance rate limit exceeded; retry in ${wait} s.`,
+        {
+          retryAfter: String(wait),
+        },
+      );
     }
     requireScopes(caller, [scope]);
     return caller;
@@ -42,8 +46,15 @@ export function registerGovernanceRoutes(app: FastifyInstance, deps: GovernanceR
       throw new GatewayError('invalid_request', 'Content-Type must be application/json.');
     }
     const idempotencyKey = checkIdempotencyKey(request.headers['idempotency-key']);
-    if (request.body === undefined) throw new GatewayError('invalid_request', 'The request body must be a JSON object.');
-    return { caller, idempotencyKey, method: request.method, path: request.url.split('?')[0]!, body: request.body };
+    if (request.body === undefined)
+      throw new GatewayError('invalid_request', 'The request body must be a JSON object.');
+    return {
+      caller,
+      idempotencyKey,
+      method: request.method,
+      path: request.url.split('?')[0]!,
+      body: request.body,
+    };
   }
 
   const options = { bodyLimit: GOVERNANCE_BODY_LIMIT };

@@ -21,7 +21,8 @@ function jsonBody(request: FastifyRequest): unknown {
   if (!isJsonContentType(request.headers['content-type']) || Buffer.isBuffer(request.body)) {
     throw new GatewayError('invalid_request', 'Content-Type must be application/json.');
   }
-  if (request.body === undefined) throw new GatewayError('invalid_request', 'The request body must be a JSON object.');
+  if (request.body === undefined)
+    throw new GatewayError('invalid_request', 'The request body must be a JSON object.');
   return request.body;
 }
 
@@ -47,13 +48,21 @@ export function registerMessagesRoutes(app: FastifyInstance, deps: MessagesRoute
     });
     reply.headers(outcome.headers);
     if (outcome.kind === 'json') return reply.send(outcome.body);
-    reply.headers({ 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', connection: 'keep-alive' });
+    reply.headers({
+      'content-type': 'text/event-stream; charset=utf-8',
+      'cache-control': 'no-cache',
+      connection: 'keep-alive',
+    });
     return reply.send(Readable.from(outcome.frames, { objectMode: false }));
   });
 
   app.post('/v1/messages/count_tokens', async (request, reply) => {
     const caller = await deps.authenticator.authenticate(request.headers);
-    const result = await deps.countTokens.count({ caller, headers: request.headers, body: jsonBody(request) });
+    const result = await deps.countTokens.count({
+      caller,
+      headers: request.headers,
+      body: jsonBody(request),
+    });
     return reply.headers(result.headers).send(result.body);
   });
 }

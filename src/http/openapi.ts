@@ -43,7 +43,14 @@ const idempotencyKey = {
 };
 const idParameter = { name: 'id', in: 'path', required: true, schema: { type: 'string' } };
 
-function write(summary: string, scope: string, body: string, response: string, extraErrors: number[], path = false) {
+function write(
+  summary: string,
+  scope: string,
+  body: string,
+  response: string,
+  extraErrors: number[],
+  path = false,
+) {
   return {
     summary,
     description: `Scope: ${scope}. First success 201; replay with the same key and body 200.`,
@@ -51,7 +58,10 @@ function write(summary: string, scope: string, body: string, response: string, e
     requestBody: { required: true, content: { 'application/json': { schema: ref(body) } } },
     responses: {
       '201': { description: 'Created', content: { 'application/json': { schema: ref(response) } } },
-      '200': { description: 'Replayed or already in that state', content: { 'application/json': { schema: ref(response) } } },
+      '200': {
+        description: 'Replayed or already in that state',
+        content: { 'application/json': { schema: ref(response) } },
+      },
       ...errors(400, 401, 403, 409, 429, 503, ...extraErrors),
     },
   };
@@ -75,7 +85,8 @@ export function buildOpenApiDocument() {
     info: {
       title: 'svc gateway governance API',
       version: API_VERSION,
-      description: 'Work Units, Runs and Outcomes. Experimental until a business pilot validates the boundary.',
+      description:
+        'Work Units, Runs and Outcomes. Experimental until a business pilot validates the boundary.',
     },
     servers: [{ url: '/' }],
     security: [{ gatewayKey: [] }],
@@ -88,14 +99,25 @@ export function buildOpenApiDocument() {
         post: write('Close a Work Unit', 'work_unit:create', 'CloseWorkUnitBody', 'WorkUnit', [404], true),
       },
       '/svc/v1/work-units/{id}/outcomes': {
-        post: write('Report an Outcome or a revision', 'outcome:write', 'ReportOutcomeBody', 'Outcome', [404], true),
+        post: write(
+          'Report an Outcome or a revision',
+          'outcome:write',
+          'ReportOutcomeBody',
+          'Outcome',
+          [404],
+          true,
+        ),
       },
       '/svc/v1/runs': { post: write('Create a Run', 'run:create', 'CreateRunBody', 'Run', [404]) },
       '/svc/v1/runs/{id}': { get: read('Read a Run', 'Run') },
-      '/svc/v1/runs/{id}/close': { post: write('Close a Run', 'run:create', 'CloseRunBody', 'Run', [404], true) },
+      '/svc/v1/runs/{id}/close': {
+        post: write('Close a Run', 'run:create', 'CloseRunBody', 'Run', [404], true),
+      },
     },
     components: {
-      securitySchemes: { gatewayKey: { type: 'http', scheme: 'bearer', description: 'Authorization: Bearer gw_...' } },
+      securitySchemes: {
+        gatewayKey: { type: 'http', scheme: 'bearer', description: 'Authorization: Bearer gw_...' },
+      },
       schemas: {
         CreateWorkUnitBody: schema(CreateWorkUnitBody),
         CloseWorkUnitBody: schema(CloseWorkUnitBody),

@@ -64,13 +64,19 @@ export class Attempt {
         settledAt: new Date(now).toISOString(),
       });
     } catch (error) {
-      this.ledger.logger.error({ err: error, attempt: this.id }, 'settlement failed; the reaper will commit the reservation');
+      this.ledger.logger.error(
+        { err: error, attempt: this.id },
+        'settlement failed; the reaper will commit the reservation',
+      );
     }
   }
 
   async renewLease(): Promise<void> {
     if (this.settled) return;
-    await this.ledger.store.renewLease(this.id, new Date(this.ledger.clock.now() + this.ledger.settings.leaseMs).toISOString());
+    await this.ledger.store.renewLease(
+      this.id,
+      new Date(this.ledger.clock.now() + this.ledger.settings.leaseMs).toISOString(),
+    );
   }
 }
 
@@ -131,12 +137,14 @@ export class Ledger {
     const nowIso = () => new Date(this.clock.now()).toISOString();
     if (reclaimOthers) {
       const reaped = await this.store.reapExpiredAttempts(nowIso(), this.owner);
-      if (reaped > 0) this.logger.warn({ reaped }, 'committed the reservations of attempts left by a previous process');
+      if (reaped > 0)
+        this.logger.warn({ reaped }, 'committed the reservations of attempts left by a previous process');
     }
     this.reaper = setInterval(() => {
       this.store.reapExpiredAttempts(nowIso()).then(
         (reaped) => {
-          if (reaped > 0) this.logger.warn({ reaped }, 'committed the reservations of attempts whose lease expired');
+          if (reaped > 0)
+            this.logger.warn({ reaped }, 'committed the reservations of attempts whose lease expired');
         },
         (error: unknown) => this.logger.warn({ err: error }, 'reaper could not reach the store'),
       );

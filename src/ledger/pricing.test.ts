@@ -2,14 +2,44 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { actualCost, inputTokenBound, type Price, worstCaseCost } from './pricing.js';
 
-const price: Price = { inputPerMtok: 3_000_000, outputPerMtok: 15_000_000, cacheWritePerMtok: 3_750_000, cacheReadPerMtok: 300_000, requestFee: 0 };
+const price: Price = {
+  inputPerMtok: 3_000_000,
+  outputPerMtok: 15_000_000,
+  cacheWritePerMtok: 3_750_000,
+  cacheReadPerMtok: 300_000,
+  requestFee: 0,
+};
 
 describe('pricing', () => {
   it('prices tokens in micro-USD per million, rounding up', () => {
-    expect(actualCost(price, { inputTokens: 1000, outputTokens: 100, cacheCreationInputTokens: 0, cacheReadInputTokens: 0 })).toBe(4500);
-    expect(actualCost(price, { inputTokens: 1, outputTokens: 0, cacheCreationInputTokens: 0, cacheReadInputTokens: 0 })).toBe(3);
-    expect(actualCost({ ...price, inputPerMtok: 1 }, { inputTokens: 1, outputTokens: 0, cacheCreationInputTokens: 0, cacheReadInputTokens: 0 })).toBe(1);
-    expect(actualCost({ ...price, requestFee: 250 }, { inputTokens: 0, outputTokens: 0, cacheCreationInputTokens: 0, cacheReadInputTokens: 0 })).toBe(250);
+    expect(
+      actualCost(price, {
+        inputTokens: 1000,
+        outputTokens: 100,
+        cacheCreationInputTokens: 0,
+        cacheReadInputTokens: 0,
+      }),
+    ).toBe(4500);
+    expect(
+      actualCost(price, {
+        inputTokens: 1,
+        outputTokens: 0,
+        cacheCreationInputTokens: 0,
+        cacheReadInputTokens: 0,
+      }),
+    ).toBe(3);
+    expect(
+      actualCost(
+        { ...price, inputPerMtok: 1 },
+        { inputTokens: 1, outputTokens: 0, cacheCreationInputTokens: 0, cacheReadInputTokens: 0 },
+      ),
+    ).toBe(1);
+    expect(
+      actualCost(
+        { ...price, requestFee: 250 },
+        { inputTokens: 0, outputTokens: 0, cacheCreationInputTokens: 0, cacheReadInputTokens: 0 },
+      ),
+    ).toBe(250);
   });
 
   it('prices the worst case at the highest input-side price', () => {
@@ -17,7 +47,12 @@ describe('pricing', () => {
   });
 
   it('bounds input by body bytes, replacing embedded data by per-item bounds', () => {
-    expect(inputTokenBound({ bodyBytes: 10_000, embeddedDataBytes: 8000, images: 2, documents: 1 }, { imageTokens: 100, documentTokens: 1000 })).toBe(3200);
+    expect(
+      inputTokenBound(
+        { bodyBytes: 10_000, embeddedDataBytes: 8000, images: 2, documents: 1 },
+        { imageTokens: 100, documentTokens: 1000 },
+      ),
+    ).toBe(3200);
   });
 
   it('never prices actual usage above the worst case when usage stays within the bounds', () => {
@@ -41,8 +76,15 @@ describe('pricing', () => {
           const cacheWrite = Math.floor((inputBound - input) * cacheShare);
           const cacheRead = inputBound - input - cacheWrite;
           const output = Math.floor(maxTokens * outputShare);
-          const usage = { inputTokens: input, outputTokens: output, cacheCreationInputTokens: cacheWrite, cacheReadInputTokens: cacheRead };
-          expect(actualCost(anyPrice, usage)).toBeLessThanOrEqual(worstCaseCost(anyPrice, inputBound, maxTokens));
+          const usage = {
+            inputTokens: input,
+            outputTokens: output,
+            cacheCreationInputTokens: cacheWrite,
+            cacheReadInputTokens: cacheRead,
+          };
+          expect(actualCost(anyPrice, usage)).toBeLessThanOrEqual(
+            worstCaseCost(anyPrice, inputBound, maxTokens),
+          );
         },
       ),
       { numRuns: 2000 },

@@ -38,7 +38,8 @@ function toSafeNumber(value: bigint): number {
 
 export function worstCaseCost(price: Price, inputBoundTokens: number, maxOutputTokens: number): number {
   const inputPrice = Math.max(price.inputPerMtok, price.cacheWritePerMtok, price.cacheReadPerMtok);
-  const tokens = BigInt(inputBoundTokens) * BigInt(inputPrice) + BigInt(maxOutputTokens) * BigInt(price.outputPerMtok);
+  const tokens =
+    BigInt(inputBoundTokens) * BigInt(inputPrice) + BigInt(maxOutputTokens) * BigInt(price.outputPerMtok);
   return toSafeNumber(BigInt(price.requestFee) + ceilDivide(tokens, MILLION));
 }
 

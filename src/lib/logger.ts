@@ -2,7 +2,7 @@
  * Structured JSON logs (pino). Credential-bearing fields are redacted wherever they appear; request
  * and response bodies are never logged.
  */
-import { pino, type DestinationStream, type Logger } from 'pino';
+import { type DestinationStream, type Logger, pino } from 'pino';
 
 export const REDACTED_PATHS = [
   'req.headers.authorization',

@@ -35,7 +35,10 @@ export function openObjectStore(config: Config, environment: NodeJS.ProcessEnv):
     }
     sealingKey = parseSealingKey(text, `objects.sealing_key_env (${variable})`);
   } else if (config.objects.sealing_key_file !== undefined) {
-    sealingKey = parseSealingKey(readOrCreateKeyFile(resolve(config.objects.sealing_key_file)), 'objects.sealing_key_file');
+    sealingKey = parseSealingKey(
+      readOrCreateKeyFile(resolve(config.objects.sealing_key_file)),
+      'objects.sealing_key_file',
+    );
   }
   return new LocalFolderObjectStore({ root: objectsFolder(config), ...(sealingKey ? { sealingKey } : {}) });
 }

@@ -6,12 +6,16 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { Config } from '../config/schema.js';
 import { SCOPES } from '../config/schema.js';
-import { KEY_SECRET_PATTERN, hashSecret, newKeySecret } from '../lib/secrets.js';
+import { hashSecret, KEY_SECRET_PATTERN, newKeySecret } from '../lib/secrets.js';
 import type { Store } from '../store/port.js';
 
 export const QUICKSTART_KEY_ID = 'key_quickstart';
 
-export async function bootstrapStore(store: Store, config: Config, environment: NodeJS.ProcessEnv): Promise<void> {
+export async function bootstrapStore(
+  store: Store,
+  config: Config,
+  environment: NodeJS.ProcessEnv,
+): Promise<void> {
   await store.migrate();
   await store.syncDefinitions(
     config.projects.flatMap((project) =>

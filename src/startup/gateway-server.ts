@@ -12,14 +12,14 @@ import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import { buildApp } from '../app.js';
 import type { Config } from '../config/schema.js';
-import { type Clock, systemClock } from '../lib/clock.js';
-import type { Store } from '../store/port.js';
 import { buildUpstreams } from '../gateway/connections.js';
-import { Ledger } from '../ledger/ledger.js';
-import { startSimulator } from '../simulator/server.js';
 import { objectOwners } from '../gateway/object-owners.js';
+import { Ledger } from '../ledger/ledger.js';
+import { type Clock, systemClock } from '../lib/clock.js';
 import { openObjectStore } from '../objects/open-objects.js';
-import { startObjectSweeper, type Sweeper } from '../objects/sweeper.js';
+import { type Sweeper, startObjectSweeper } from '../objects/sweeper.js';
+import { startSimulator } from '../simulator/server.js';
+import type { Store } from '../store/port.js';
 import { bootstrapStore, ensureQuickstartKey } from './bootstrap.js';
 import { openStore } from './open-store.js';
 
@@ -48,7 +48,9 @@ export async function startGateway(options: StartOptions): Promise<RunningGatewa
   const clock = options.clock ?? systemClock;
   const objects = openObjectStore(config, environment);
   let sweeper: Sweeper | undefined;
-  const simulator = config.simulator?.enabled ? await startSimulator({ port: config.simulator.port }) : undefined;
+  const simulator = config.simulator?.enabled
+    ? await startSimulator({ port: config.simulator.port })
+    : undefined;
   const store = await openStore(config, environment);
   const upstreams = buildUpstreams(config, environment);
   const ledger = new Ledger(store, clock, logger, {
@@ -82,7 +84,10 @@ export async function startGateway(options: StartOptions): Promise<RunningGatewa
         closing ??= (async () => {
           const drainMs = options.drainMs ?? DEFAULT_DRAIN_MS;
           const deadline = setTimeout(() => {
-            logger.warn({ drainMs }, 'in-flight requests still open after the drain period: closing their connections');
+            logger.warn(
+              { drainMs },
+              'in-flight requests still open after the drain period: closing their connections',
+            );
             app.server.closeAllConnections();
           }, drainMs);
           try {

@@ -24,7 +24,8 @@ export async function openStore(
       });
     case 'postgres': {
       const connectionString = environment[settings.postgres.url_env];
-      if (!connectionString) throw new Error(`store: environment variable ${settings.postgres.url_env} is not set`);
+      if (!connectionString)
+        throw new Error(`store: environment variable ${settings.postgres.url_env} is not set`);
       const { PostgresStore } = await import('../store/postgres/postgres-store.js');
       return new PostgresStore({
         connectionString,

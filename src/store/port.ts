@@ -9,9 +9,10 @@
  *   whose cost cannot be known is committed at its full reservation and counted in unknown_attempts.
  * - Governance writes with an idempotency key store their response in the same transaction.
  */
-import type { FilesRepository } from './files-port.js';
+
 import type { BatchesRepository } from './batches-port.js';
 import type { DeferredResponsesRepository } from './deferred-responses-port.js';
+import type { FilesRepository } from './files-port.js';
 import type { JobsRepository } from './jobs-port.js';
 
 export interface KeyRecord {
@@ -260,11 +261,23 @@ export interface Store {
   listDefinitions(projectId: string): Promise<OutcomeDefinition[]>;
 
   // governance writes (each one transaction; idempotency handled inside it)
-  createWorkUnit(input: CreateWorkUnitInput, idempotency: Idempotency, render: Render<WorkUnit>): Promise<IdempotentResult>;
-  closeWorkUnit(input: CloseWorkUnitInput, idempotency: Idempotency, render: Render<WorkUnit>): Promise<IdempotentResult>;
+  createWorkUnit(
+    input: CreateWorkUnitInput,
+    idempotency: Idempotency,
+    render: Render<WorkUnit>,
+  ): Promise<IdempotentResult>;
+  closeWorkUnit(
+    input: CloseWorkUnitInput,
+    idempotency: Idempotency,
+    render: Render<WorkUnit>,
+  ): Promise<IdempotentResult>;
   createRun(input: CreateRunInput, idempotency: Idempotency, render: Render<Run>): Promise<IdempotentResult>;
   closeRun(input: CloseRunInput, idempotency: Idempotency, render: Render<Run>): Promise<IdempotentResult>;
-  reportOutcome(input: ReportOutcomeInput, idempotency: Idempotency, render: Render<Outcome>): Promise<IdempotentResult>;
+  reportOutcome(
+    input: ReportOutcomeInput,
+    idempotency: Idempotency,
+    render: Render<Outcome>,
+  ): Promise<IdempotentResult>;
   /** Removes idempotency records older than their expiry; returns how many. */
   pruneIdempotency(nowIso: string): Promise<number>;
 

@@ -1,5 +1,5 @@
 /** Row -> domain mappers shared by both adapters (column names are the same in both schemas). */
-import type { AuditEntry, AttemptState, KeyRecord, Outcome, Run, WorkUnit } from './port.js';
+import type { AttemptState, AuditEntry, KeyRecord, Outcome, Run, WorkUnit } from './port.js';
 
 export type Row = Record<string, unknown>;
 

@@ -52,9 +52,13 @@ export function runCreationFailure(
   runCount: number,
   maxRuns: number,
 ): GatewayError | undefined {
-  if (!workUnit) return new GatewayError('work_unit_not_found', 'Work Unit not found.', { param: 'work_unit_id' });
+  if (!workUnit)
+    return new GatewayError('work_unit_not_found', 'Work Unit not found.', { param: 'work_unit_id' });
   if (workUnit.status === 'closed') {
-    return new GatewayError('work_unit_closed', `Work Unit ${workUnit.id} is closed; no new Run can be created on it.`);
+    return new GatewayError(
+      'work_unit_closed',
+      `Work Unit ${workUnit.id} is closed; no new Run can be created on it.`,
+    );
   }
   if (runCount >= maxRuns) {
     return new GatewayError(
@@ -91,7 +95,10 @@ export function nextRevision(
     );
   }
   if (head.revision >= maxRevisions) {
-    throw new GatewayError('outcome_write_closed', `The Outcome already has ${maxRevisions} revisions, the maximum.`);
+    throw new GatewayError(
+      'outcome_write_closed',
+      `The Outcome already has ${maxRevisions} revisions, the maximum.`,
+    );
   }
   return head.revision + 1;
 }

@@ -10,16 +10,16 @@ import type { FastifyInstance } from 'fastify';
 import { buildApp } from '../../src/app.js';
 import { parseConfig } from '../../src/config/load.js';
 import { type Config, SCOPES } from '../../src/config/schema.js';
+import { buildUpstreams, type Upstreams } from '../../src/gateway/connections.js';
+import { Ledger } from '../../src/ledger/ledger.js';
 import { type Clock, systemClock } from '../../src/lib/clock.js';
 import { newId } from '../../src/lib/ids.js';
 import { createLogger } from '../../src/lib/logger.js';
 import { hashSecret, newKeySecret } from '../../src/lib/secrets.js';
+import { openObjectStore } from '../../src/objects/open-objects.js';
 import { bootstrapStore } from '../../src/startup/bootstrap.js';
 import { openStore } from '../../src/startup/open-store.js';
-import { openObjectStore } from '../../src/objects/open-objects.js';
 import type { Store } from '../../src/store/port.js';
-import { buildUpstreams, type Upstreams } from '../../src/gateway/connections.js';
-import { Ledger } from '../../src/ledger/ledger.js';
 
 export type StoreKind = 'sqlite' | 'postgres';
 
@@ -48,11 +48,22 @@ export interface TestGatewayOptions {
 export function baseConfig(): Record<string, unknown> {
   const project = (id: string) => ({
     id,
-    runs: { default_budget_micros_usd: 1_000_000, max_budget_micros_usd: 50_000_000, default_ttl_seconds: 3600, max_ttl_seconds: 86_400 },
+    runs: {
+      default_budget_micros_usd: 1_000_000,
+      max_budget_micros_usd: 50_000_000,
+      default_ttl_seconds: 3600,
+      max_ttl_seconds: 86_400,
+    },
     rate_limit: { requests_per_second: 1000, burst: 1000 },
     outcome_definitions: [
       { id: 'odef_resolved', version: 1, kind: 'BOOLEAN', enabled: true },
-      { id: 'odef_csat', version: 2, kind: 'CATEGORICAL', allowed_values: ['happy', 'neutral', 'unhappy'], enabled: true },
+      {
+        id: 'odef_csat',
+        version: 2,
+        kind: 'CATEGORICAL',
+        allowed_values: ['happy', 'neutral', 'unhappy'],
+        enabled: true,
+      },
       { id: 'odef_retired', version: 1, kind: 'BOOLEAN', enabled: false },
     ],
   });
@@ -85,12 +96,15 @@ export async function startTestGateway(options: TestGatewayOptions = {}): Promis
   }
   const config = parseConfig(raw, 'test-config', environment);
   const logs: string[] = [];
-  const logger = createLogger(config.logging.level, new Writable({
-    write(chunk, _encoding, done) {
-      logs.push(String(chunk));
-      done();
-    },
-  }));
+  const logger = createLogger(
+    config.logging.level,
+    new Writable({
+      write(chunk, _encoding, done) {
+        logs.push(String(chunk));
+        done();
+      },
+    }),
+  );
   const store = await openStore(config, environment);
   await bootstrapStore(store, config, environment);
   const clock = options.clock ?? systemClock;
@@ -99,7 +113,15 @@ export async function startTestGateway(options: TestGatewayOptions = {}): Promis
     leaseMs: config.ledger.lease_seconds * 1000,
     reaperIntervalMs: config.ledger.reaper_interval_seconds * 1000,
   });
-  const app = await buildApp({ config, store, clock, logger, upstreams, ledger, objects: openObjectStore(config, environment) });
+  const app = await buildApp({
+    config,
+    store,
+    clock,
+    logger,
+    upstreams,
+    ledger,
+    objects: openObjectStore(config, environment),
+  });
   const url = await app.listen({ host: '127.0.0.1', port: 0 });
   return {
     url,
@@ -146,7 +168,12 @@ export interface CallResult {
 }
 
 /** One HTTP call with fetch; JSON bodies parsed. */
-export async function call(base: string, method: string, path: string, options: CallOptions = {}): Promise<CallResult> {
+export async function call(
+  base: string,
+  method: string,
+  path: string,
+  options: CallOptions = {},
+): Promise<CallResult> {
   const headers: Record<string, string> = { ...options.headers };
   if (options.key !== undefined) headers.authorization ??= `Bearer ${options.key}`;
   if (options.idempotencyKey !== undefined) headers['idempotency-key'] = options.idempotencyKey;

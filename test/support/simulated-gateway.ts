@@ -5,7 +5,7 @@
  */
 import { PROFILES } from '../../src/catalogue/profiles.js';
 import { type Simulator, startSimulator } from '../../src/simulator/server.js';
-import { startTestGateway, type StoreKind, type TestGateway } from './gateway.js';
+import { type StoreKind, startTestGateway, type TestGateway } from './gateway.js';
 
 export const PRICE = {
   input_per_mtok_micros: 3_000_000,
@@ -30,7 +30,10 @@ function baseUrlFor(simulatorUrl: string, profileId: string, primitive: string):
   }
 }
 
-export function simulatedUpstreamConfig(simulatorUrl: string, extra: { providerExecutedTools?: boolean; betaTokens?: string[] } = {}) {
+export function simulatedUpstreamConfig(
+  simulatorUrl: string,
+  extra: { providerExecutedTools?: boolean; betaTokens?: string[] } = {},
+) {
   const creatable = PROFILES.filter((row) => row.availability === 'creatable');
   const connections = creatable.map((row) => ({
     name: row.id,
@@ -42,7 +45,10 @@ export function simulatedUpstreamConfig(simulatorUrl: string, extra: { providerE
     beta_tokens: row.forwardsBeta ? (extra.betaTokens ?? ['interleaved-thinking-2025-05-14']) : [],
   }));
   const models = [
-    ...creatable.map((row) => ({ alias: `m:${row.id}`, targets: [{ connection: row.id, model: `up-${row.id}`, price: PRICE }] })),
+    ...creatable.map((row) => ({
+      alias: `m:${row.id}`,
+      targets: [{ connection: row.id, model: `up-${row.id}`, price: PRICE }],
+    })),
     {
       alias: 'fallback',
       targets: [
@@ -61,7 +67,10 @@ export async function startSimulatedGateway(
   try {
     const gateway = await startTestGateway({
       store: options.store,
-      config: { ...simulatedUpstreamConfig(simulator.url, { providerExecutedTools: options.providerExecutedTools }), ...options.config },
+      config: {
+        ...simulatedUpstreamConfig(simulator.url, { providerExecutedTools: options.providerExecutedTools }),
+        ...options.config,
+      },
     });
     return {
       ...gateway,

@@ -4,7 +4,13 @@
  * error mapper. It knows nothing of vendors, governance or storage; the gateway core performs the
  * HTTP call (primitives/shared/upstream-call.ts) and the ledger work around it.
  */
-import type { ErrorType, MessageResponse, MessagesRequest, StreamEvent, Usage } from '../../canonical/types.js';
+import type {
+  ErrorType,
+  MessageResponse,
+  MessagesRequest,
+  StreamEvent,
+  Usage,
+} from '../../canonical/types.js';
 
 /** One parsed upstream server-sent event. `event` is absent for data-only frames. */
 export interface SseEvent {
@@ -67,7 +73,11 @@ export interface Primitive<Options> {
   buildRequest(request: MessagesRequest, context: TranslateContext, options: Options): WireRequest;
   parseResponse(body: unknown, context: TranslateContext, options: Options): MessageResponse;
   createStreamTranslator(context: TranslateContext, options: Options): StreamTranslator;
-  mapError(status: number, body: unknown, headers: Record<string, string | string[] | undefined>): UpstreamErrorInfo;
+  mapError(
+    status: number,
+    body: unknown,
+    headers: Record<string, string | string[] | undefined>,
+  ): UpstreamErrorInfo;
 }
 
 export type PrimitiveName = 'messages' | 'chat-completions' | 'responses' | 'generate-content' | 'converse';

@@ -16,7 +16,12 @@ export interface UpstreamEndpoint {
   firstByteTimeoutMs: number;
   idleTimeoutMs: number;
   /** Auth headers for this exact request (SigV4 signs the body). */
-  authHeaders(method: string, path: string, body: string, headers: Record<string, string>): Record<string, string>;
+  authHeaders(
+    method: string,
+    path: string,
+    body: string,
+    headers: Record<string, string>,
+  ): Record<string, string>;
 }
 
 export interface UpstreamRequest {
@@ -52,7 +57,11 @@ export function classifyTransportError(error: unknown, endpoint: string): Upstre
   if (error instanceof UpstreamFailure) return error;
   const code = (error as { code?: string }).code ?? '';
   const name = (error as Error).name;
-  if (name === 'AbortError' || code === 'UND_ERR_ABORTED' || error instanceof undiciErrors.RequestAbortedError) {
+  if (
+    name === 'AbortError' ||
+    code === 'UND_ERR_ABORTED' ||
+    error instanceof undiciErrors.RequestAbortedError
+  ) {
     return new UpstreamFailure('aborted', `request to ${endpoint} aborted`);
   }
   if (CONNECT_CODES.has(code) || error instanceof undiciErrors.ConnectTimeoutError) {
@@ -61,7 +70,10 @@ export function classifyTransportError(error: unknown, endpoint: string): Upstre
   if (code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT') {
     return new UpstreamFailure('timeout', `${endpoint} timed out (${code})`);
   }
-  return new UpstreamFailure('dropped', `connection to ${endpoint} failed (${code || (error as Error).message})`);
+  return new UpstreamFailure(
+    'dropped',
+    `connection to ${endpoint} failed (${code || (error as Error).message})`,
+  );
 }
 
 export interface UpstreamResponse {
@@ -70,7 +82,10 @@ export interface UpstreamResponse {
   body: Dispatcher.ResponseData['body'];
 }
 
-export async function callUpstream(endpoint: UpstreamEndpoint, request: UpstreamRequest): Promise<UpstreamResponse> {
+export async function callUpstream(
+  endpoint: UpstreamEndpoint,
+  request: UpstreamRequest,
+): Promise<UpstreamResponse> {
   const path = `${endpoint.basePath}${request.path}`;
   const body = JSON.stringify(request.body);
   const headers: Record<string, string> = { 'content-type': 'application/json', ...request.headers };

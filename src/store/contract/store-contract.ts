@@ -26,7 +26,11 @@ function idem(fingerprint = 'f1', key = `k-${++keyCounter}`, projectId = PROJECT
 
 const renderUnit = (unit: WorkUnit) => ({ id: unit.id, status: unit.status, closed_at: unit.closedAt });
 const renderRun = (run: Run) => ({ id: run.id, status: run.status, close_reason: run.closeReason });
-const renderOutcome = (outcome: Outcome) => ({ id: outcome.id, revision: outcome.revision, seq: outcome.governanceSequence });
+const renderOutcome = (outcome: Outcome) => ({
+  id: outcome.id,
+  revision: outcome.revision,
+  seq: outcome.governanceSequence,
+});
 
 async function codeOf(promise: Promise<unknown>): Promise<string> {
   try {
@@ -50,7 +54,10 @@ export function defineStoreContract(name: string, open: () => Promise<StoreHarne
       await harness.cleanup();
     });
 
-    async function workUnit(projectId = PROJECT, definitions = [{ id: 'odef_a', version: 1 }]): Promise<string> {
+    async function workUnit(
+      projectId = PROJECT,
+      definitions = [{ id: 'odef_a', version: 1 }],
+    ): Promise<string> {
       const id = newId('wku');
       await store.createWorkUnit(
         { workUnit: { id, projectId, status: 'open', createdAt: iso(), closedAt: null, definitions } },
@@ -87,7 +94,13 @@ export function defineStoreContract(name: string, open: () => Promise<StoreHarne
       return id;
     }
 
-    function reserve(runId: string | null, amount: number, now = T0, attemptId = newId('att'), leaseMs = 60_000) {
+    function reserve(
+      runId: string | null,
+      amount: number,
+      now = T0,
+      attemptId = newId('att'),
+      leaseMs = 60_000,
+    ) {
       return store.reserve({
         attemptId,
         projectId: PROJECT,
@@ -125,9 +138,21 @@ export function defineStoreContract(name: string, open: () => Promise<StoreHarne
     });
 
     it('stores keys by hash only and revokes them', async () => {
-      await store.createKey({ id: 'key_x', projectId: PROJECT, secretHash: 'h1', scopes: ['inference'], label: null, createdAt: iso() });
+      await store.createKey({
+        id: 'key_x',
+        projectId: PROJECT,
+        secretHash: 'h1',
+        scopes: ['inference'],
+        label: null,
+        createdAt: iso(),
+      });
       const found = await store.findKeyByHash('h1');
-      expect(found).toMatchObject({ id: 'key_x', projectId: PROJECT, scopes: ['inference'], revokedAt: null });
+      expect(found).toMatchObject({
+        id: 'key_x',
+        projectId: PROJECT,
+        scopes: ['inference'],
+        revokedAt: null,
+      });
       expect(await store.revokeKey('key_x', iso(5))).toBe(true);
       expect((await store.findKeyByHash('h1'))?.revokedAt).toBe(iso(5));
       expect(await store.revokeKey('key_missing', iso())).toBe(false);
@@ -135,7 +160,13 @@ export function defineStoreContract(name: string, open: () => Promise<StoreHarne
     });
 
     it('keeps every version of a synced definition', async () => {
-      const base = { projectId: PROJECT, id: 'odef_a', kind: 'CATEGORICAL' as const, allowedValues: ['x', 'y'], enabled: true };
+      const base = {
+        projectId: PROJECT,
+        id: 'odef_a',
+        kind: 'CATEGORICAL' as const,
+        allowedValues: ['x', 'y'],
+        enabled: true,
+      };
       await store.syncDefinitions([{ ...base, version: 1 }]);
       await store.syncDefinitions([{ ...base, version: 2, allowedValues: ['z'] }]);
       const versions = await store.listDefinitions(PROJECT);
@@ -146,15 +177,22 @@ export function defineStoreContract(name: string, open: () => Promise<StoreHarne
     });
 
     it('replays an idempotent create and refuses a different request with the same key', async () => {
-      const unit = { id: newId('wku'), projectId: PROJECT, status: 'open' as const, createdAt: iso(), closedAt: null, definitions: [] };
+      const unit = {
+        id: newId('wku'),
+        projectId: PROJECT,
+        status: 'open' as const,
+        createdAt: iso(),
+        closedAt: null,
+        definitions: [],
+      };
       const key = idem('same');
       const first = await store.createWorkUnit({ workUnit: unit }, key, renderUnit);
       expect(first).toMatchObject({ status: 201, replayed: false });
       const again = await store.createWorkUnit({ workUnit: { ...unit, id: newId('wku') } }, key, renderUnit);
       expect(again).toEqual({ status: 200, replayed: true, body: first.body });
-      expect(await codeOf(store.createWorkUnit({ workUnit: unit }, { ...key, fingerprint: 'other' }, renderUnit))).toBe(
-        'idempotency_conflict',
-      );
+      expect(
+        await codeOf(store.createWorkUnit({ workUnit: unit }, { ...key, fingerprint: 'other' }, renderUnit)),
+      ).toBe('idempotency_conflict');
     });
 
     it('creates exactly one resource from 20 concurrent identical requests', async () => {
@@ -162,7 +200,16 @@ export function defineStoreContract(name: string, open: () => Promise<StoreHarne
       const results = await Promise.allSettled(
         Array.from({ length: 20 }, () =>
           store.createWorkUnit(
-            { workUnit: { id: newId('wku'), projectId: PROJECT, status: 'open', createdAt: iso(), closedAt: null, definitions: [] } },
+            {
+              workUnit: {
+                id: newId('wku'),
+                projectId: PROJECT,
+                status: 'open',
+                createdAt: iso(),
+                closedAt: null,
+                definitions: [],
+              },
+            },
             key,
             renderUnit,
           ),
@@ -173,19 +220,30 @@ export function defineStoreContract(name: string, open: () => Promise<StoreHarne
       const ids = new Set(fulfilled.map((result) => (result.body as { id: string }).id));
       expect(ids.size).toBe(1);
       for (const result of results) {
-        if (result.status === 'rejected') expect((result.reason as GatewayError).code).toBe('idempotency_conflict');
+        if (result.status === 'rejected')
+          expect((result.reason as GatewayError).code).toBe('idempotency_conflict');
       }
     });
 
     it('closes a Work Unit once; a second close answers 200 with the same closed_at', async () => {
       const id = await workUnit();
-      const first = await store.closeWorkUnit({ projectId: PROJECT, id, closedAt: iso(10) }, idem(), renderUnit);
-      const second = await store.closeWorkUnit({ projectId: PROJECT, id, closedAt: iso(20) }, idem(), renderUnit);
+      const first = await store.closeWorkUnit(
+        { projectId: PROJECT, id, closedAt: iso(10) },
+        idem(),
+        renderUnit,
+      );
+      const second = await store.closeWorkUnit(
+        { projectId: PROJECT, id, closedAt: iso(20) },
+        idem(),
+        renderUnit,
+      );
       expect(first.status).toBe(201);
       expect(second).toMatchObject({ status: 200, body: { closed_at: iso(10) } });
-      expect(await codeOf(store.closeWorkUnit({ projectId: OTHER_PROJECT, id, closedAt: iso() }, idem(), renderUnit))).toBe(
-        'work_unit_not_found',
-      );
+      expect(
+        await codeOf(
+          store.closeWorkUnit({ projectId: OTHER_PROJECT, id, closedAt: iso() }, idem(), renderUnit),
+        ),
+      ).toBe('work_unit_not_found');
     });
 
     it('refuses Runs on unknown, foreign and closed Work Units', async () => {
@@ -208,17 +266,33 @@ export function defineStoreContract(name: string, open: () => Promise<StoreHarne
     it('closes a Run, keeps its first reason, and refuses to close an expired one', async () => {
       const unit = await workUnit();
       const id = await run(unit);
-      const first = await store.closeRun({ projectId: PROJECT, id, reason: 'done', closedAt: iso(1) }, idem(), renderRun);
-      const second = await store.closeRun({ projectId: PROJECT, id, reason: 'other', closedAt: iso(2) }, idem(), renderRun);
+      const first = await store.closeRun(
+        { projectId: PROJECT, id, reason: 'done', closedAt: iso(1) },
+        idem(),
+        renderRun,
+      );
+      const second = await store.closeRun(
+        { projectId: PROJECT, id, reason: 'other', closedAt: iso(2) },
+        idem(),
+        renderRun,
+      );
       expect(first).toMatchObject({ status: 201, body: { status: 'closed', close_reason: 'done' } });
       expect(second).toMatchObject({ status: 200, body: { close_reason: 'done' } });
       const short = await run(unit, 1000, 1000);
-      expect(await codeOf(store.closeRun({ projectId: PROJECT, id: short, reason: 'x', closedAt: iso(5000) }, idem(), renderRun))).toBe(
-        'run_not_active',
-      );
-      expect(await codeOf(store.closeRun({ projectId: OTHER_PROJECT, id, reason: 'x', closedAt: iso() }, idem(), renderRun))).toBe(
-        'run_not_found',
-      );
+      expect(
+        await codeOf(
+          store.closeRun(
+            { projectId: PROJECT, id: short, reason: 'x', closedAt: iso(5000) },
+            idem(),
+            renderRun,
+          ),
+        ),
+      ).toBe('run_not_active');
+      expect(
+        await codeOf(
+          store.closeRun({ projectId: OTHER_PROJECT, id, reason: 'x', closedAt: iso() }, idem(), renderRun),
+        ),
+      ).toBe('run_not_found');
     });
 
     describe('outcomes', () => {
@@ -279,7 +353,9 @@ export function defineStoreContract(name: string, open: () => Promise<StoreHarne
         const second = await report(unit, (first.body as { id: string }).id, iso(2 * DAY));
         const view = await store.getWorkUnit(PROJECT, unit);
         expect(view?.outcomes.map((outcome) => outcome.provisional)).toEqual([true, false]);
-        expect(await codeOf(report(unit, (second.body as { id: string }).id, iso(32 * DAY)))).toBe('outcome_write_closed');
+        expect(await codeOf(report(unit, (second.body as { id: string }).id, iso(32 * DAY)))).toBe(
+          'outcome_write_closed',
+        );
       });
 
       it('runs the definition check inside the write and answers unknown Work Units with 404', async () => {
@@ -306,7 +382,12 @@ export function defineStoreContract(name: string, open: () => Promise<StoreHarne
         expect((await store.getRun(PROJECT, id))?.committedMicrosUsd).toBe(150);
         const audit = await store.listAudit({ runId: id, limit: 10 });
         expect(audit).toHaveLength(1);
-        expect(audit[0]).toMatchObject({ attemptId: attempt, costMicrosUsd: 150, reservationMicrosUsd: 600, overran: false });
+        expect(audit[0]).toMatchObject({
+          attemptId: attempt,
+          costMicrosUsd: 150,
+          reservationMicrosUsd: 600,
+          overran: false,
+        });
       });
 
       it('commits the whole reservation of an unknown attempt and releases a certain non-call', async () => {
@@ -317,14 +398,22 @@ export function defineStoreContract(name: string, open: () => Promise<StoreHarne
         await reserve(id, 200, T0, released);
         await settle(unknown, 'unknown', 0);
         await settle(released, 'released', 0);
-        expect(await store.getRun(PROJECT, id)).toMatchObject({ committedMicrosUsd: 300, reservedMicrosUsd: 0, unknownAttempts: 1 });
+        expect(await store.getRun(PROJECT, id)).toMatchObject({
+          committedMicrosUsd: 300,
+          reservedMicrosUsd: 0,
+          unknownAttempts: 1,
+        });
       });
 
       it('refuses unknown, foreign, closed and expired Runs', async () => {
         const unit = await workUnit();
         expect(await codeOf(reserve('run_missing', 1))).toBe('run_not_found');
         const closed = await run(unit);
-        await store.closeRun({ projectId: PROJECT, id: closed, reason: 'r', closedAt: iso() }, idem(), renderRun);
+        await store.closeRun(
+          { projectId: PROJECT, id: closed, reason: 'r', closedAt: iso() },
+          idem(),
+          renderRun,
+        );
         expect(await codeOf(reserve(closed, 1))).toBe('run_not_active');
         const short = await run(unit, 1000, 1000);
         expect(await codeOf(reserve(short, 1, T0 + 2000))).toBe('run_not_active');
@@ -343,7 +432,10 @@ export function defineStoreContract(name: string, open: () => Promise<StoreHarne
         const attempt = newId('att');
         await reserve(id, 100, T0, attempt);
         await settle(attempt, 'settled', 130);
-        expect(await store.getRun(PROJECT, id)).toMatchObject({ committedMicrosUsd: 130, overrunMicrosUsd: 30 });
+        expect(await store.getRun(PROJECT, id)).toMatchObject({
+          committedMicrosUsd: 130,
+          overrunMicrosUsd: 30,
+        });
         expect((await store.listAudit({ runId: id, limit: 5 }))[0]?.overran).toBe(true);
       });
 
@@ -352,9 +444,17 @@ export function defineStoreContract(name: string, open: () => Promise<StoreHarne
         await reserve(id, 400, T0, newId('att'), 1000);
         await reserve(id, 100, T0, newId('att'), 60_000);
         expect(await store.reapExpiredAttempts(iso(5000))).toBe(1);
-        expect(await store.getRun(PROJECT, id)).toMatchObject({ committedMicrosUsd: 400, reservedMicrosUsd: 100, unknownAttempts: 1 });
+        expect(await store.getRun(PROJECT, id)).toMatchObject({
+          committedMicrosUsd: 400,
+          reservedMicrosUsd: 100,
+          unknownAttempts: 1,
+        });
         expect(await store.reapExpiredAttempts(iso(5000), 'another-owner')).toBe(1);
-        expect(await store.getRun(PROJECT, id)).toMatchObject({ committedMicrosUsd: 500, reservedMicrosUsd: 0, unknownAttempts: 2 });
+        expect(await store.getRun(PROJECT, id)).toMatchObject({
+          committedMicrosUsd: 500,
+          reservedMicrosUsd: 0,
+          unknownAttempts: 2,
+        });
         const audit = await store.listAudit({ runId: id, limit: 10 });
         expect(audit.map((entry) => entry.outcome)).toEqual(['lease_expired', 'lease_expired']);
       });

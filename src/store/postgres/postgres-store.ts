@@ -34,7 +34,10 @@ import type {
   WorkUnitView,
 } from '../port.js';
 import { auditFromRow, keyFromRow, outcomeFromRow, type Row, runFromRow } from '../rows.js';
+import { PostgresBatches } from './batches.js';
+import { PostgresDeferredResponses } from './deferred-responses.js';
 import { connectionBroken, toStoreError } from './errors.js';
+import { PostgresFilesRepository } from './files.js';
 import {
   closeRunIn,
   closeWorkUnitIn,
@@ -45,11 +48,8 @@ import {
   workUnitRow,
 } from './governance.js';
 import { claimIdempotencyKey, storeIdempotentResponse } from './idempotency.js';
-import { reapIn, renewLeaseIn, reserveIn, settleIn } from './ledger.js';
-import { PostgresFilesRepository } from './files.js';
-import { PostgresBatches } from './batches.js';
-import { PostgresDeferredResponses } from './deferred-responses.js';
 import { PostgresJobs } from './jobs.js';
+import { reapIn, renewLeaseIn, reserveIn, settleIn } from './ledger.js';
 import { migrate } from './migrate.js';
 import { createPool, DEFAULT_CONNECT_TIMEOUT_MS, type PostgresOptions } from './pool.js';
 
@@ -77,7 +77,10 @@ export class PostgresStore implements Store {
     const settings = createPool(options);
     this.pool = settings.pool;
     this.lockTimeoutMs = settings.lockTimeoutMs;
-    this.files = new PostgresFilesRepository((work, begin) => this.transaction(work, begin), this.lockTimeoutMs);
+    this.files = new PostgresFilesRepository(
+      (work, begin) => this.transaction(work, begin),
+      this.lockTimeoutMs,
+    );
     this.jobs = new PostgresJobs((work) => this.transaction(work));
     this.batches = new PostgresBatches((work) => this.transaction(work));
     this.deferredResponses = new PostgresDeferredResponses((work) => this.transaction(work));

@@ -34,7 +34,10 @@ export function acquireProcessLock(path: string): ProcessLock {
     lock.prepare('INSERT INTO owner (pid) VALUES (?)').run(process.pid);
   } catch (error) {
     lock.close();
-    if (error instanceof Database.SqliteError && (error.code === 'SQLITE_BUSY' || error.code === 'SQLITE_LOCKED')) {
+    if (
+      error instanceof Database.SqliteError &&
+      (error.code === 'SQLITE_BUSY' || error.code === 'SQLITE_LOCKED')
+    ) {
       throw new Error(
         `the SQLite store is in use by ${ownerOf(pidFile)} (lock ${path}); one gateway process per SQLite file — use PostgreSQL for several replicas`,
       );

@@ -30,6 +30,7 @@ import type {
   WorkUnit,
   WorkUnitView,
 } from '../port.js';
+import { auditFromRow, keyFromRow, outcomeFromRow, type Row, runFromRow, workUnitFromRow } from '../rows.js';
 import {
   idempotencyConflict,
   nextRevision,
@@ -38,10 +39,9 @@ import {
   runCreationFailure,
   settlementAmounts,
 } from '../rules.js';
-import { type Row, auditFromRow, keyFromRow, outcomeFromRow, runFromRow, workUnitFromRow } from '../rows.js';
-import { SqliteFilesRepository } from './files.js';
 import { SqliteBatches } from './batches.js';
 import { SqliteDeferredResponses } from './deferred-responses.js';
+import { SqliteFilesRepository } from './files.js';
 import { SqliteJobs } from './jobs.js';
 import { SQLITE_MIGRATIONS } from './migrations.js';
 import { acquireProcessLock, type ProcessLock } from './process-lock.js';
@@ -63,7 +63,11 @@ export class SqliteStore implements Store {
   private readonly db: Database.Database;
   private readonly lock: ProcessLock | undefined;
   private readonly statements = new Map<string, Database.Statement>();
-  private readonly ledgerQueue: Array<{ work: () => void; resolve: () => void; reject: (error: unknown) => void }> = [];
+  private readonly ledgerQueue: Array<{
+    work: () => void;
+    resolve: () => void;
+    reject: (error: unknown) => void;
+  }> = [];
   readonly files: SqliteFilesRepository;
   readonly jobs: SqliteJobs;
   readonly batches: SqliteBatches;
@@ -117,9 +121,13 @@ export class SqliteStore implements Store {
   }
 
   async migrate(): Promise<void> {
-    this.db.exec('CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)');
+    this.db.exec(
+      'CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)',
+    );
     const applied = new Set(
-      (this.db.prepare('SELECT version FROM schema_migrations').all() as Array<{ version: number }>).map((row) => row.version),
+      (this.db.prepare('SELECT version FROM schema_migrations').all() as Array<{ version: number }>).map(
+        (row) => row.version,
+      ),
     );
     for (const migration of SQLITE_MIGRATIONS) {
       if (applied.has(migration.version)) continue;
@@ -181,7 +189,9 @@ export class SqliteStore implements Store {
 
   async revokeKey(id: string, revokedAt: string): Promise<boolean> {
     return this.transaction(() => {
-      const result = this.sql('UPDATE gateway_keys SET revoked_at = COALESCE(revoked_at, ?) WHERE id = ?').run(revokedAt, id);
+      const result = this.sql(
+        'UPDATE gateway_keys SET revoked_at = COALESCE(revoked_at, ?) WHERE id = ?',
+      ).run(revokedAt, id);
       return result.changes > 0;
     });
   }
@@ -223,7 +233,11 @@ export class SqliteStore implements Store {
   // ---- governance writes -------------------------------------------------------------------
 
   /** One transaction: replay or conflict on a known key, else do the write and store its response. */
-  private idempotent<T>(idempotency: Idempotency, render: Render<T>, write: () => Write<T>): IdempotentResult {
+  private idempotent<T>(
+    idempotency: Idempotency,
+    render: Render<T>,
+    write: () => Write<T>,
+  ): IdempotentResult {
     return this.transaction(() => {
       const stored = this.sql(
         'SELECT fingerprint, response, expires_at FROM idempotency WHERE project_id = ? AND key_id = ? AND idempotency_key = ?',
@@ -253,7 +267,11 @@ export class SqliteStore implements Store {
     });
   }
 
-  async createWorkUnit(input: CreateWorkUnitInput, idempotency: Idempotency, render: Render<WorkUnit>): Promise<IdempotentResult> {
+  async createWorkUnit(
+    input: CreateWorkUnitInput,
+    idempotency: Idempotency,
+    render: Render<WorkUnit>,
+  ): Promise<IdempotentResult> {
     return this.idempotent(idempotency, render, () => {
       const unit = input.workUnit;
       this.sql(
@@ -263,22 +281,34 @@ export class SqliteStore implements Store {
     });
   }
 
-  async closeWorkUnit(input: CloseWorkUnitInput, idempotency: Idempotency, render: Render<WorkUnit>): Promise<IdempotentResult> {
+  async closeWorkUnit(
+    input: CloseWorkUnitInput,
+    idempotency: Idempotency,
+    render: Render<WorkUnit>,
+  ): Promise<IdempotentResult> {
     return this.idempotent(idempotency, render, () => {
       const unit = this.workUnitRow(input.projectId, input.id);
       if (!unit) throw new GatewayError('work_unit_not_found', 'Work Unit not found.');
       if (unit.status === 'closed') return { record: unit, status: 200 };
-      this.sql("UPDATE work_units SET status = 'closed', closed_at = ? WHERE id = ?").run(input.closedAt, input.id);
+      this.sql("UPDATE work_units SET status = 'closed', closed_at = ? WHERE id = ?").run(
+        input.closedAt,
+        input.id,
+      );
       return { record: { ...unit, status: 'closed' as const, closedAt: input.closedAt }, status: 201 };
     });
   }
 
-  async createRun(input: CreateRunInput, idempotency: Idempotency, render: Render<Run>): Promise<IdempotentResult> {
+  async createRun(
+    input: CreateRunInput,
+    idempotency: Idempotency,
+    render: Render<Run>,
+  ): Promise<IdempotentResult> {
     return this.idempotent(idempotency, render, () => {
       const run = input.run;
-      const unitRow = this.sql('SELECT * FROM work_units WHERE id = ? AND project_id = ?').get(run.workUnitId, run.projectId) as
-        | Row
-        | undefined;
+      const unitRow = this.sql('SELECT * FROM work_units WHERE id = ? AND project_id = ?').get(
+        run.workUnitId,
+        run.projectId,
+      ) as Row | undefined;
       const failure = runCreationFailure(
         unitRow ? workUnitFromRow(unitRow) : undefined,
         unitRow ? Number(unitRow.run_count) : 0,
@@ -294,23 +324,38 @@ export class SqliteStore implements Store {
     });
   }
 
-  async closeRun(input: CloseRunInput, idempotency: Idempotency, render: Render<Run>): Promise<IdempotentResult> {
+  async closeRun(
+    input: CloseRunInput,
+    idempotency: Idempotency,
+    render: Render<Run>,
+  ): Promise<IdempotentResult> {
     return this.idempotent(idempotency, render, () => {
-      const row = this.sql('SELECT * FROM runs WHERE id = ? AND project_id = ?').get(input.id, input.projectId) as Row | undefined;
+      const row = this.sql('SELECT * FROM runs WHERE id = ? AND project_id = ?').get(
+        input.id,
+        input.projectId,
+      ) as Row | undefined;
       if (!row) throw new GatewayError('run_not_found', 'Run not found.');
       const run = runFromRow(row);
       if (run.status === 'closed') return { record: run, status: 200 };
-      if (run.expiresAt <= input.closedAt) throw new GatewayError('run_not_active', `Run ${run.id} has expired.`);
+      if (run.expiresAt <= input.closedAt)
+        throw new GatewayError('run_not_active', `Run ${run.id} has expired.`);
       this.sql("UPDATE runs SET status = 'closed', closed_at = ?, close_reason = ? WHERE id = ?").run(
         input.closedAt,
         input.reason,
         input.id,
       );
-      return { record: { ...run, status: 'closed' as const, closedAt: input.closedAt, closeReason: input.reason }, status: 201 };
+      return {
+        record: { ...run, status: 'closed' as const, closedAt: input.closedAt, closeReason: input.reason },
+        status: 201,
+      };
     });
   }
 
-  async reportOutcome(input: ReportOutcomeInput, idempotency: Idempotency, render: Render<Outcome>): Promise<IdempotentResult> {
+  async reportOutcome(
+    input: ReportOutcomeInput,
+    idempotency: Idempotency,
+    render: Render<Outcome>,
+  ): Promise<IdempotentResult> {
     return this.idempotent(idempotency, render, () => {
       const draft = input.outcome;
       const unit = this.workUnitRow(draft.projectId, draft.workUnitId);
@@ -319,7 +364,10 @@ export class SqliteStore implements Store {
         unit.definitions.find((definition) => definition.id === draft.definitionId),
       );
       if (!outcomeWindowOpen(unit, Date.parse(draft.ingestedAt), input.writeWindowMs)) {
-        throw new GatewayError('outcome_write_closed', 'The Outcome write window (30 days after the Work Unit closed) has passed.');
+        throw new GatewayError(
+          'outcome_write_closed',
+          'The Outcome write window (30 days after the Work Unit closed) has passed.',
+        );
       }
       const headRow = this.sql(
         'SELECT * FROM outcomes WHERE work_unit_id = ? AND definition_id = ? AND is_head = 1',
@@ -365,7 +413,9 @@ export class SqliteStore implements Store {
   }
 
   async pruneIdempotency(nowIso: string): Promise<number> {
-    return this.transaction(() => this.sql('DELETE FROM idempotency WHERE expires_at <= ?').run(nowIso).changes);
+    return this.transaction(
+      () => this.sql('DELETE FROM idempotency WHERE expires_at <= ?').run(nowIso).changes,
+    );
   }
 
   // ---- governance reads --------------------------------------------------------------------
@@ -380,7 +430,9 @@ export class SqliteStore implements Store {
   }
 
   private workUnitRow(projectId: string, id: string): WorkUnit | undefined {
-    const row = this.sql('SELECT * FROM work_units WHERE id = ? AND project_id = ?').get(id, projectId) as Row | undefined;
+    const row = this.sql('SELECT * FROM work_units WHERE id = ? AND project_id = ?').get(id, projectId) as
+      | Row
+      | undefined;
     return row ? workUnitFromRow(row) : undefined;
   }
 
@@ -388,18 +440,22 @@ export class SqliteStore implements Store {
     return this.read(() => {
       const workUnit = this.workUnitRow(projectId, id);
       if (!workUnit) return undefined;
-      const runs = (this.sql('SELECT * FROM runs WHERE work_unit_id = ? ORDER BY created_at, id').all(id) as Row[]).map(runFromRow);
+      const runs = (
+        this.sql('SELECT * FROM runs WHERE work_unit_id = ? ORDER BY created_at, id').all(id) as Row[]
+      ).map(runFromRow);
       const outcomes = (
-        this.sql('SELECT * FROM outcomes WHERE work_unit_id = ? ORDER BY governance_sequence').all(id) as Row[]
+        this.sql('SELECT * FROM outcomes WHERE work_unit_id = ? ORDER BY governance_sequence').all(
+          id,
+        ) as Row[]
       ).map(outcomeFromRow);
       return { workUnit, runs, outcomes };
     });
   }
 
   async getRun(projectId: string, id: string): Promise<Run | undefined> {
-    const row = this.read(() => this.sql('SELECT * FROM runs WHERE id = ? AND project_id = ?').get(id, projectId)) as
-      | Row
-      | undefined;
+    const row = this.read(() =>
+      this.sql('SELECT * FROM runs WHERE id = ? AND project_id = ?').get(id, projectId),
+    ) as Row | undefined;
     return row ? runFromRow(row) : undefined;
   }
 
@@ -414,9 +470,10 @@ export class SqliteStore implements Store {
            WHERE id = ? AND project_id = ? AND status = 'active' AND expires_at > ? AND committed + reserved + ? <= budget`,
         ).run(input.reservationMicrosUsd, input.runId, input.projectId, nowIso, input.reservationMicrosUsd);
         if (admitted.changes !== 1) {
-          const row = this.sql('SELECT * FROM runs WHERE id = ? AND project_id = ?').get(input.runId, input.projectId) as
-            | Row
-            | undefined;
+          const row = this.sql('SELECT * FROM runs WHERE id = ? AND project_id = ?').get(
+            input.runId,
+            input.projectId,
+          ) as Row | undefined;
           throw reserveFailure(row ? runFromRow(row) : undefined, nowIso, input.reservationMicrosUsd);
         }
       }
@@ -476,7 +533,10 @@ export class SqliteStore implements Store {
       for (const item of batch) item.reject(error);
       return;
     }
-    batch.forEach((item, index) => (failures.has(index) ? item.reject(failures.get(index)) : item.resolve()));
+    batch.forEach((item, index) => {
+      if (failures.has(index)) item.reject(failures.get(index));
+      else item.resolve();
+    });
   }
 
   private settleInTransaction(input: SettleInput): void {
@@ -529,7 +589,10 @@ export class SqliteStore implements Store {
 
   async renewLease(attemptId: string, leaseExpiresAt: string): Promise<void> {
     this.transaction(() => {
-      this.sql("UPDATE attempts SET lease_expires_at = ? WHERE id = ? AND state = 'reserved'").run(leaseExpiresAt, attemptId);
+      this.sql("UPDATE attempts SET lease_expires_at = ? WHERE id = ? AND state = 'reserved'").run(
+        leaseExpiresAt,
+        attemptId,
+      );
     });
   }
 
@@ -537,7 +600,9 @@ export class SqliteStore implements Store {
     return this.transaction(() => {
       const orphans = (
         liveOwner === undefined
-          ? this.sql("SELECT id, created_at FROM attempts WHERE state = 'reserved' AND lease_expires_at <= ?").all(nowIso)
+          ? this.sql(
+              "SELECT id, created_at FROM attempts WHERE state = 'reserved' AND lease_expires_at <= ?",
+            ).all(nowIso)
           : this.sql(
               // Attempts owned by a durable job ('job:...') survive the process; only their lease reaps them.
               "SELECT id, created_at FROM attempts WHERE state = 'reserved' AND (lease_expires_at <= ? OR (owner <> ? AND owner NOT LIKE 'job:%'))",
@@ -572,7 +637,9 @@ export class SqliteStore implements Store {
     }
     values.push(query.limit);
     const rows = this.read(() =>
-      this.db.prepare(`SELECT * FROM audit WHERE ${conditions.join(' AND ')} ORDER BY sequence LIMIT ?`).all(...values),
+      this.db
+        .prepare(`SELECT * FROM audit WHERE ${conditions.join(' AND ')} ORDER BY sequence LIMIT ?`)
+        .all(...values),
     ) as Row[];
     return rows.map(auditFromRow);
   }
