@@ -14,6 +14,11 @@ import { PROFILES } from '../../src/catalogue/profiles.js';
 import type { RecordedRequest } from '../../src/simulator/types.js';
 import { call } from '../support/gateway.js';
 import {
+  type SimulatedGateway as MatrixGateway,
+  messagesHeaders,
+  startSimulatedGateway as startMatrixGateway,
+} from '../support/simulated-gateway.js';
+import {
   CONTENT_CARRIED,
   type ContentKind,
   CREATABLE_PROFILES,
@@ -22,7 +27,6 @@ import {
   type ExpectedProfile,
   type NativeRejectable,
 } from './expected-profiles.js';
-import { type MatrixGateway, messagesHeaders, startMatrixGateway } from './matrix-gateway.js';
 
 type Wire = 'messages' | 'chat-completions' | 'responses' | 'generate-content';
 type Json = any;

@@ -8,7 +8,12 @@
 import Anthropic from '@anthropic-ai/sdk';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { AuditEntry } from '../../src/store/port.js';
-import { type MatrixGateway, messagesHeaders, PRICE, startMatrixGateway } from './matrix-gateway.js';
+import {
+  type SimulatedGateway as MatrixGateway,
+  messagesHeaders,
+  PRICE,
+  startSimulatedGateway as startMatrixGateway,
+} from '../support/simulated-gateway.js';
 
 const CHAT = 'compat.chat-embeddings.v1';
 const RESPONSES = 'vendorb.responses.v1';

@@ -4,7 +4,7 @@
  * ledger attempt plus audit entry charging only the fixed per-request fee.
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import type { SimulatedGateway } from '../support/messages-gateway.js';
+import type { SimulatedGateway } from '../support/simulated-gateway.js';
 import {
   expectVendoraError,
   Governance,

@@ -4,7 +4,7 @@
  * content bodies verbatim; vendorg and vendorh vendora-wire reject what their rules name; no fallback.
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import type { SimulatedGateway } from '../support/messages-gateway.js';
+import type { SimulatedGateway } from '../support/simulated-gateway.js';
 import {
   expectVendoraError,
   messageBody,

@@ -21,8 +21,8 @@ import {
 } from '../../src/startup/gateway-server.js';
 import type { Store } from '../../src/store/port.js';
 import { baseConfig } from '../support/gateway.js';
-import type { SimulatedGateway } from '../support/messages-gateway.js';
 import { createTestDatabase, describePostgres, type TestDatabase } from '../support/postgres.js';
+import type { SimulatedGateway } from '../support/simulated-gateway.js';
 import {
   eventually,
   Governance,

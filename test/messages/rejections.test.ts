@@ -3,7 +3,7 @@
  * field, and is decided before any upstream byte (the simulator records nothing for the model).
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { type SimulatedGateway, startMessagesGateway } from '../support/messages-gateway.js';
+import { type SimulatedGateway, startSimulatedGateway } from '../support/simulated-gateway.js';
 import { expectVendoraError, messageBody, postMessages, withModel } from './support.js';
 
 const DIRECT = 'm:vendora.messages.2023-06-01';
@@ -14,7 +14,7 @@ let gateway: SimulatedGateway;
 let key: string;
 
 beforeAll(async () => {
-  gateway = await startMessagesGateway();
+  gateway = await startSimulatedGateway();
   key = await gateway.key();
 });
 afterAll(async () => {
@@ -395,7 +395,7 @@ describe('provider-executed tools with a declaring connection', () => {
   let declared: SimulatedGateway;
   let declaredKey: string;
   beforeAll(async () => {
-    declared = await startMessagesGateway({ providerExecutedTools: true });
+    declared = await startSimulatedGateway({ providerExecutedTools: true });
     declaredKey = await declared.key();
   });
   afterAll(async () => {

@@ -5,7 +5,7 @@
  * eligible target is a 400 naming every target and why.
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import type { SimulatedGateway } from '../support/messages-gateway.js';
+import type { SimulatedGateway } from '../support/simulated-gateway.js';
 import {
   auditOfRun,
   eventually,

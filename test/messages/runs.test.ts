@@ -6,8 +6,8 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/lib/clock.js';
 import type { StoreKind } from '../support/gateway.js';
-import type { SimulatedGateway } from '../support/messages-gateway.js';
 import { describePostgres } from '../support/postgres.js';
+import type { SimulatedGateway } from '../support/simulated-gateway.js';
 import {
   auditOfRun,
   eventually,

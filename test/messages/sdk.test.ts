@@ -5,7 +5,7 @@
  */
 import Anthropic from '@anthropic-ai/sdk';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import type { SimulatedGateway } from '../support/messages-gateway.js';
+import type { SimulatedGateway } from '../support/simulated-gateway.js';
 import { Governance, PRICE, priced, startGateway } from './support.js';
 
 const DIRECT = 'm:vendora.messages.2023-06-01';

@@ -6,7 +6,7 @@
  */
 import { request as httpRequest } from 'node:http';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import type { SimulatedGateway } from '../support/messages-gateway.js';
+import type { SimulatedGateway } from '../support/simulated-gateway.js';
 import {
   auditOfRun,
   eventually,

@@ -14,7 +14,7 @@ import {
   PRICE,
   type SimulatedGateway,
   simulatedUpstreamConfig,
-} from '../support/messages-gateway.js';
+} from '../support/simulated-gateway.js';
 
 export { PRICE };
 
@@ -188,7 +188,7 @@ export interface GatewayOptions {
   clock?: Clock;
 }
 
-/** Like startMessagesGateway, with extra connections and model aliases (which need the simulator URL). */
+/** Like startSimulatedGateway, with extra connections and model aliases (which need the simulator URL). */
 export async function startGateway(options: GatewayOptions = {}): Promise<SimulatedGateway> {
   const simulator = await startSimulator({ port: 0 });
   try {

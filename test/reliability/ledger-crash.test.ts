@@ -225,7 +225,7 @@ describe('reliability: the ledger across process deaths and shutdowns [sqlite]',
     expect(await inspector.rows(`SELECT state, cost FROM attempts WHERE run_id = '${runId}'`)).toEqual([
       { state: 'unknown', cost: reservation },
     ]);
-    expect(existsSync(`${path}.lock`)).toBe(false);
+    expect(existsSync(`${path}.lock.pid`)).toBe(false); // released on shutdown: the owner file is removed
     simulator.reset();
     gateway = await startGatewayProcess(options);
     expect((await get(gateway.url, gateway.key, `/svc/v1/runs/${runId}`)).body).toMatchObject({
