@@ -204,8 +204,10 @@ models:
     const directUrl = `http://127.0.0.1:${SIMULATOR_PORT}/v1/messages`;
     const plain = { 'content-type': 'application/json' };
 
-    // warm up
+    // warm up both targets (JIT, connection pools, the SQLite file's first pages)
     await load(gatewayUrl, headers, body(false), 16);
+    await load(gatewayUrl, headers, body(false).replace('"bench"', '"bench-chat"'), 16);
+    await load(gatewayUrl, headers, body(false), 64);
     const results: Record<string, unknown> = {};
     results.bare_c64 = await load(bareUrl, plain, body(false), 64, bare.child.pid);
     results.gateway_c64 = await load(gatewayUrl, headers, body(false), 64, gateway.child.pid);

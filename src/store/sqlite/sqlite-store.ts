@@ -84,6 +84,8 @@ export class SqliteStore implements Store {
       this.db.pragma(`synchronous = ${options.synchronous === 'full' ? 'FULL' : 'NORMAL'}`);
       this.db.pragma('foreign_keys = ON');
       this.db.pragma('busy_timeout = 5000');
+      // A page cache (64 MiB) that holds the working set of the ledger tables.
+      this.db.pragma('cache_size = -65536');
     } catch (error) {
       this.lock?.release();
       throw error;
@@ -505,9 +507,9 @@ export class SqliteStore implements Store {
 
   /**
    * Group commit for the ledger's hot path: reservations and settlements arriving in the same turn
-   * of the event loop run in ONE transaction, each inside its own savepoint, in arrival order. Each
-   * conditional update still sees the effect of the ones before it, so admission stays exact; a
-   * failing item rolls back only its savepoint; every promise resolves after the commit.
+   * of the event loop run in ONE transaction, in arrival order. Each conditional update still sees
+   * the effect of the ones before it, so admission stays exact; an item refused by a rule (budget,
+   * closed Run) has written nothing; every promise resolves after the commit.
    */
   private groupCommit(work: () => void): Promise<void> {
     return new Promise((resolve, reject) => {
@@ -522,9 +524,12 @@ export class SqliteStore implements Store {
     try {
       this.transaction(() => {
         batch.forEach((item, index) => {
+          // An item refused with a GatewayError has written nothing (every ledger write decides
+          // before it writes), so it needs no savepoint; any other error aborts the whole batch.
           try {
-            this.db.transaction(item.work)();
+            item.work();
           } catch (error) {
+            if (!(error instanceof GatewayError)) throw error;
             failures.set(index, error);
           }
         });
