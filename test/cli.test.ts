@@ -1,0 +1,138 @@
+/**
+ * The svc-gateway command line, run as a real process: check-config, migrate, keys create/list/
+ * revoke, audit. A created key's secret is printed once and never shown again.
+ */
+import { execFile } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { hashSecret } from '../src/lib/secrets.js';
+import { SqliteStore } from '../src/store/sqlite/sqlite-store.js';
+
+const run = promisify(execFile);
+
+async function cli(args: string[], environment: NodeJS.ProcessEnv = {}) {
+  try {
+    const { stdout, stderr } = await run(process.execPath, ['--import', 'tsx', 'src/main.ts', ...args], {
+      env: { ...process.env, ...environment },
+    });
+    return { code: 0, stdout, stderr };
+  } catch (error) {
+    const failure = error as { code: number; stdout: string; stderr: string };
+    return { code: failure.code, stdout: failure.stdout, stderr: failure.stderr };
+  }
+}
+
+describe('svc-gateway CLI', () => {
+  let folder: string;
+  let config: string;
+
+  beforeAll(() => {
+    folder = mkdtempSync(join(tmpdir(), 'svc-cli-'));
+    config = join(folder, 'svc.yaml');
+    writeFileSync(
+      config,
+      `store: { kind: sqlite, sqlite: { path: ${join(folder, 'svc.db')} } }
+projects:
+  - id: prj_cli
+    runs: { default_budget_micros_usd: 1000, max_budget_micros_usd: 2000, default_ttl_seconds: 60, max_ttl_seconds: 120 }
+    rate_limit: { requests_per_second: 10, burst: 10 }
+`,
+    );
+  });
+  afterAll(() => rmSync(folder, { recursive: true, force: true }));
+
+  it('check-config accepts a good file and names file, path and problem in a bad one', async () => {
+    const good = await cli(['check-config', '--config', config]);
+    expect(good.code).toBe(0);
+    expect(good.stdout).toContain('OK (1 projects');
+    const bad = join(folder, 'bad.yaml');
+    writeFileSync(bad, 'projects:\n  - id: prj_x\n    runs: { default_budget_micros_usd: -1 }\n');
+    const refused = await cli(['check-config', '--config', bad]);
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toContain(`${bad}: /projects/0/runs`);
+  });
+
+  it('migrates, creates a key printed once, lists it without its secret and revokes it', async () => {
+    expect((await cli(['migrate', '--config', config])).code).toBe(0);
+    const created = await cli([
+      'keys',
+      'create',
+      '--project',
+      'prj_cli',
+      '--scopes',
+      'inference,run:attach',
+      '--config',
+      config,
+    ]);
+    expect(created.code).toBe(0);
+    const key = JSON.parse(created.stdout) as { id: string; secret: string; scopes: string[] };
+    expect(key.secret).toMatch(/^gw_[0-9A-Z]{40}$/);
+    expect(key.scopes).toEqual(['inference', 'run:attach']);
+
+    const listed = await cli(['keys', 'list', '--config', config]);
+    expect(listed.stdout).toContain(key.id);
+    expect(listed.stdout).not.toContain(key.secret);
+
+    const store = new SqliteStore({ path: join(folder, 'svc.db'), synchronous: 'normal', exclusive: false });
+    expect((await store.findKeyByHash(hashSecret(key.secret)))?.id).toBe(key.id);
+    expect((await cli(['keys', 'revoke', key.id, '--config', config])).code).toBe(0);
+    expect((await store.findKeyByHash(hashSecret(key.secret)))?.revokedAt).not.toBeNull();
+    await store.close();
+
+    const unknownScope = await cli([
+      'keys',
+      'create',
+      '--project',
+      'prj_cli',
+      '--scopes',
+      'root',
+      '--config',
+      config,
+    ]);
+    expect(unknownScope.code).toBe(2);
+    expect(unknownScope.stderr).toContain('unknown scopes: root');
+  });
+
+  it('prints audit entries as JSON lines', async () => {
+    const store = new SqliteStore({ path: join(folder, 'svc.db'), synchronous: 'normal', exclusive: false });
+    await store.migrate();
+    const now = Date.now();
+    await store.reserve({
+      attemptId: 'att_CLI',
+      projectId: 'prj_cli',
+      keyId: 'key_cli',
+      runId: null,
+      reservationMicrosUsd: 50,
+      now,
+      createdAt: new Date(now).toISOString(),
+      leaseExpiresAt: new Date(now + 60_000).toISOString(),
+      owner: 'cli-test',
+      endpoint: '/v1/messages',
+      alias: 'demo',
+      connection: 'sim',
+      profile: 'vendora.messages.2023-06-01',
+      upstreamModel: 'm',
+    });
+    await store.settle({
+      attemptId: 'att_CLI',
+      state: 'settled',
+      costMicrosUsd: 12,
+      usage: { inputTokens: 3, outputTokens: 4, cacheCreationInputTokens: 0, cacheReadInputTokens: 0 },
+      outcome: 'ok',
+      httpStatus: 200,
+      durationMs: 5,
+      settledAt: new Date(now + 5).toISOString(),
+    });
+    await store.close();
+    const audit = await cli(['audit', '--project', 'prj_cli', '--config', config]);
+    expect(audit.code).toBe(0);
+    const entries = audit.stdout
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as { attemptId: string; costMicrosUsd: number });
+    expect(entries).toEqual([expect.objectContaining({ attemptId: 'att_CLI', costMicrosUsd: 12 })]);
+  });
+});
