@@ -3,7 +3,7 @@
  * use case, and write JSON or a server-sent event stream (piped with backpressure; a client that
  * goes away aborts the upstream request).
  */
-import { Readable } from 'node:stream';
+import type { ServerResponse } from 'node:http';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { GatewayError } from '../errors/gateway-error.js';
 import type { CountTokensService } from '../gateway/count-tokens-service.js';
@@ -35,6 +35,56 @@ function clientGoneSignal(reply: FastifyReply): AbortSignal {
   return controller.signal;
 }
 
+/** Resolves when the socket can take more data, or when the client has gone. */
+function writable(response: ServerResponse): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      response.off('drain', done);
+      response.off('close', done);
+      resolve();
+    };
+    response.once('drain', done);
+    response.once('close', done);
+  });
+}
+
+/**
+ * Writes the server-sent events straight to the socket, one write per batch of frames, waiting
+ * for 'drain' when the client reads slower than the upstream writes (backpressure, no buffering).
+ * The frames generator never throws: failures arrive as SSE `error` frames.
+ */
+async function writeEventStream(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  headers: Record<string, string>,
+  frames: AsyncGenerator<string>,
+): Promise<void> {
+  reply.hijack();
+  const response = reply.raw;
+  response.writeHead(200, {
+    ...headers,
+    'request-id': request.id,
+    'content-type': 'text/event-stream; charset=utf-8',
+    'cache-control': 'no-cache',
+    connection: 'keep-alive',
+  });
+  for await (const text of frames) {
+    if (response.destroyed) continue;
+    if (!response.write(text)) await writable(response);
+  }
+  response.end();
+  request.log.info(
+    {
+      method: request.method,
+      path: '/v1/messages',
+      status: 200,
+      stream: true,
+      ms: Math.round(reply.elapsedTime * 100) / 100,
+    },
+    'request completed',
+  );
+}
+
 export function registerMessagesRoutes(app: FastifyInstance, deps: MessagesRouteDeps): void {
   app.post('/v1/messages', async (request, reply) => {
     const caller = await deps.authenticator.authenticate(request.headers);
@@ -46,14 +96,8 @@ export function registerMessagesRoutes(app: FastifyInstance, deps: MessagesRoute
       bodyBytes: Number(request.headers['content-length'] ?? Buffer.byteLength(JSON.stringify(body))),
       clientSignal: clientGoneSignal(reply),
     });
-    reply.headers(outcome.headers);
-    if (outcome.kind === 'json') return reply.send(outcome.body);
-    reply.headers({
-      'content-type': 'text/event-stream; charset=utf-8',
-      'cache-control': 'no-cache',
-      connection: 'keep-alive',
-    });
-    return reply.send(Readable.from(outcome.frames, { objectMode: false }));
+    if (outcome.kind === 'json') return reply.headers(outcome.headers).send(outcome.body);
+    await writeEventStream(request, reply, outcome.headers, outcome.frames);
   });
 
   app.post('/v1/messages/count_tokens', async (request, reply) => {

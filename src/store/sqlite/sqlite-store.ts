@@ -58,10 +58,14 @@ export interface SqliteOptions {
 
 type Write<T> = { record: T; status: 200 | 201 };
 
+/** How often the gateway folds the WAL back into the database file. */
+const CHECKPOINT_INTERVAL_MS = 1000;
+
 export class SqliteStore implements Store {
   readonly kind = 'sqlite' as const;
   private readonly db: Database.Database;
   private readonly lock: ProcessLock | undefined;
+  private checkpointer: NodeJS.Timeout | undefined;
   private readonly statements = new Map<string, Database.Statement>();
   private readonly ledgerQueue: Array<{
     work: () => void;
@@ -86,6 +90,13 @@ export class SqliteStore implements Store {
       this.db.pragma('busy_timeout = 5000');
       // A page cache (64 MiB) that holds the working set of the ledger tables.
       this.db.pragma('cache_size = -65536');
+      if (options.exclusive !== false) {
+        // The gateway checkpoints the WAL on a timer instead of inside whichever commit crosses the
+        // threshold, so the checkpoint's fsync never lands on one request's latency.
+        this.db.pragma('wal_autocheckpoint = 0');
+        this.checkpointer = setInterval(() => this.checkpoint(), CHECKPOINT_INTERVAL_MS);
+        this.checkpointer.unref();
+      }
     } catch (error) {
       this.lock?.release();
       throw error;
@@ -150,8 +161,20 @@ export class SqliteStore implements Store {
     }
   }
 
+  private checkpoint(): void {
+    try {
+      if (this.db.open) this.db.pragma('wal_checkpoint(PASSIVE)');
+    } catch {
+      // busy or closing: the next tick tries again
+    }
+  }
+
   async close(): Promise<void> {
-    if (this.db.open) this.db.close();
+    if (this.checkpointer) clearInterval(this.checkpointer);
+    if (this.db.open) {
+      this.checkpoint();
+      this.db.close();
+    }
     this.lock?.release();
   }
 
