@@ -10,13 +10,23 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 
 const OS = ['android', 'darwin', 'freebsd', 'linux', 'openbsd', 'openharmony', 'win32'];
-const CPU = { arm64: 'arm64', x64: 'x64', ia32: 'ia32', arm: 'arm', loong64: 'loong64', ppc64: 'ppc64', riscv64: 'riscv64', s390x: 's390x' };
+const CPU = {
+  arm64: 'arm64',
+  x64: 'x64',
+  ia32: 'ia32',
+  arm: 'arm',
+  loong64: 'loong64',
+  ppc64: 'ppc64',
+  riscv64: 'riscv64',
+  s390x: 's390x',
+};
 
 function platformOf(name) {
   const parts = name.split('/').pop().split('-');
   const os = parts.find((part) => OS.includes(part));
   const cpu = parts.map((part) => CPU[part]).find(Boolean);
-  const libc = parts.includes('musl') || parts.includes('musleabihf') ? 'musl' : os === 'linux' ? 'glibc' : undefined;
+  const libc =
+    parts.includes('musl') || parts.includes('musleabihf') ? 'musl' : os === 'linux' ? 'glibc' : undefined;
   return { os, cpu, libc };
 }
 
@@ -27,7 +37,8 @@ for (const [path, entry] of Object.entries(lock.packages)) {
     const key = `node_modules/${name}`;
     if (lock.packages[key]) continue;
     const { os, cpu, libc } = platformOf(name);
-    if (!os || !cpu) throw new Error(`cannot tell the platform of ${name} (optional dependency of ${path || 'the root'})`);
+    if (!os || !cpu)
+      throw new Error(`cannot tell the platform of ${name} (optional dependency of ${path || 'the root'})`);
     lock.packages[key] = {
       version,
       cpu: [cpu],
@@ -39,6 +50,8 @@ for (const [path, entry] of Object.entries(lock.packages)) {
     added++;
   }
 }
-lock.packages = Object.fromEntries(Object.entries(lock.packages).sort(([a], [b]) => (a === '' ? -1 : b === '' ? 1 : a.localeCompare(b))));
+lock.packages = Object.fromEntries(
+  Object.entries(lock.packages).sort(([a], [b]) => (a === '' ? -1 : b === '' ? 1 : a.localeCompare(b))),
+);
 writeFileSync('package-lock.json', `${JSON.stringify(lock, null, 2)}\n`);
 process.stdout.write(`complete-lockfile: added ${added} platform entries\n`);

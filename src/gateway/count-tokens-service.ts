@@ -15,10 +15,11 @@ import {
   mapMessagesError,
   parseCountTokensResponse,
 } from '../primitives/messages/index.js';
-import { callUpstream, readJsonBody, type UpstreamFailure } from '../primitives/shared/upstream-call.js';
+import { callUpstream, readJsonBody } from '../primitives/shared/upstream-call.js';
 import { attachedRun, checkVendoraVersion, routeMode } from './call-headers.js';
 import type { Upstreams } from './connections.js';
 import { parseBetaHeader } from './route-plan.js';
+import { settleTransportFailure, settleUnreadableAnswer, settleUpstreamStatus } from './upstream-errors.js';
 
 export interface CountTokensCall {
   caller: Caller;
@@ -98,33 +99,10 @@ export class CountTokensService {
       responseHeaders = response.headers;
       body = await readJsonBody(response.body, connection.name);
     } catch (error) {
-      const failure = error as UpstreamFailure;
-      await attempt.settle({
-        state: failure.kind === 'connect' ? 'released' : 'unknown',
-        costMicrosUsd: 0,
-        usage: null,
-        outcome: `transport_${failure.kind}`,
-        httpStatus: null,
-      });
-      throw new GatewayError(
-        failure.kind === 'timeout' ? 'upstream_timeout' : 'upstream_unavailable',
-        failure.message,
-      );
+      throw await settleTransportFailure(attempt, error);
     }
     if (status !== 200) {
-      await attempt.settle({
-        state: 'settled',
-        costMicrosUsd: 0,
-        usage: null,
-        outcome: `upstream_${status}`,
-        httpStatus: status,
-      });
-      const info = mapMessagesError(status, body, responseHeaders);
-      throw new GatewayError('upstream_error', info.message, {
-        status: info.status,
-        type: info.type,
-        ...(info.retryAfter ? { retryAfter: info.retryAfter } : {}),
-      });
+      throw await settleUpstreamStatus(attempt, status, mapMessagesError(status, body, responseHeaders));
     }
     try {
       const counted = parseCountTokensResponse(body);
@@ -137,13 +115,7 @@ export class CountTokensService {
       });
       return { headers: { 'svc-route': connection.name, 'svc-attempt-id': attempt.id }, body: counted };
     } catch (error) {
-      await attempt.settle({
-        state: 'unknown',
-        costMicrosUsd: 0,
-        usage: null,
-        outcome: 'unreadable_answer',
-        httpStatus: 200,
-      });
+      await settleUnreadableAnswer(attempt, 200);
       throw new GatewayError(
         'upstream_error',
         `The upstream count could not be read: ${(error as Error).message}`,

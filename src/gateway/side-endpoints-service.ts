@@ -28,12 +28,7 @@ import {
   transcriptionSeconds,
 } from '../primitives/chat-completions/side-endpoints.js';
 import { multipartBody } from '../primitives/shared/multipart-body.js';
-import {
-  callUpstream,
-  readJsonBody,
-  type UpstreamFailure,
-  type UpstreamResponse,
-} from '../primitives/shared/upstream-call.js';
+import { callUpstream, readJsonBody, type UpstreamResponse } from '../primitives/shared/upstream-call.js';
 import { callUpstreamRaw } from '../primitives/shared/upstream-raw.js';
 import { attachedRun } from './call-headers.js';
 import type { Connection, Upstreams } from './connections.js';
@@ -47,6 +42,7 @@ import {
   isTranscriptionField,
   type TranscriptionField,
 } from './side-requests.js';
+import { settleTransportFailure, settleUnreadableAnswer, settleUpstreamStatus } from './upstream-errors.js';
 
 export type SideAnswer =
   | { kind: 'json'; headers: Record<string, string>; body: unknown }
@@ -154,34 +150,12 @@ export class SideEndpointsService {
     try {
       response = await call();
     } catch (error) {
-      const failure = error as UpstreamFailure;
-      await attempt.settle({
-        state: failure.kind === 'connect' ? 'released' : 'unknown',
-        costMicrosUsd: 0,
-        usage: null,
-        outcome: `transport_${failure.kind}`,
-        httpStatus: null,
-      });
-      throw new GatewayError(
-        failure.kind === 'timeout' ? 'upstream_timeout' : 'upstream_unavailable',
-        failure.message,
-      );
+      throw await settleTransportFailure(attempt, error);
     }
     if (response.status >= 200 && response.status < 300) return response;
     const body = await readJsonBody(response.body, connection.name).catch(() => undefined);
-    await attempt.settle({
-      state: 'settled',
-      costMicrosUsd: 0,
-      usage: null,
-      outcome: `upstream_${response.status}`,
-      httpStatus: response.status,
-    });
     const info = mapChatError(response.status, body, response.headers);
-    throw new GatewayError('upstream_error', info.message, {
-      status: info.status,
-      type: info.type,
-      ...(info.retryAfter ? { retryAfter: info.retryAfter } : {}),
-    });
+    throw await settleUpstreamStatus(attempt, response.status, info);
   }
 
   private headers(prepared: Prepared, attempt: Attempt): Record<string, string> {
@@ -196,13 +170,7 @@ export class SideEndpointsService {
   ): Promise<unknown> {
     const body = await readJsonBody(response.body, connection.name).catch(() => undefined);
     if (typeof body !== 'object' || body === null) {
-      await attempt.settle({
-        state: 'unknown',
-        costMicrosUsd: 0,
-        usage: null,
-        outcome: 'unreadable_answer',
-        httpStatus: response.status,
-      });
+      await settleUnreadableAnswer(attempt, response.status);
       throw new GatewayError('upstream_error', `${connection.name} answered with a body that is not JSON.`);
     }
     return body;

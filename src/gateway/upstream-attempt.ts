@@ -31,6 +31,12 @@ import {
   type UpstreamResponse,
 } from '../primitives/shared/upstream-call.js';
 import type { PlannedTarget, RouteMode } from './route-plan.js';
+import {
+  settleTransportFailure,
+  settleUnreadableAnswer,
+  settleUpstreamStatus,
+  transportError,
+} from './upstream-errors.js';
 
 export interface AttemptInput {
   planned: PlannedTarget;
@@ -59,12 +65,6 @@ function usageOf(usage: Usage | undefined) {
         cacheReadInputTokens: usage.cache_read_input_tokens,
       }
     : null;
-}
-
-function transportError(failure: UpstreamFailure): GatewayError {
-  return failure.kind === 'timeout'
-    ? new GatewayError('upstream_timeout', failure.message)
-    : new GatewayError('upstream_unavailable', failure.message);
 }
 
 export class UpstreamAttempts {
@@ -107,14 +107,8 @@ export class UpstreamAttempts {
     } catch (error) {
       detach();
       const failure = error as UpstreamFailure;
-      await attempt.settle({
-        state: failure.kind === 'connect' ? 'released' : 'unknown',
-        costMicrosUsd: 0,
-        usage: null,
-        outcome: `transport_${failure.kind}`,
-        httpStatus: null,
-      });
-      return { kind: 'failed', error: transportError(failure), retryable: failure.kind !== 'aborted' };
+      const failed = await settleTransportFailure(attempt, failure);
+      return { kind: 'failed', error: failed, retryable: failure.kind !== 'aborted' };
     }
 
     if (response.status < 200 || response.status >= 300) {
@@ -152,18 +146,7 @@ export class UpstreamAttempts {
       body = undefined;
     }
     const info = mapError(response.status, body, response.headers);
-    await attempt.settle({
-      state: 'settled',
-      costMicrosUsd: 0,
-      usage: null,
-      outcome: `upstream_${response.status}`,
-      httpStatus: response.status,
-    });
-    const error = new GatewayError('upstream_error', info.message, {
-      status: info.status,
-      type: info.type,
-      ...(info.retryAfter !== undefined ? { retryAfter: info.retryAfter } : {}),
-    });
+    const error = await settleUpstreamStatus(attempt, response.status, info);
     return { kind: 'failed', error, retryable: info.retryable };
   }
 
@@ -189,13 +172,7 @@ export class UpstreamAttempts {
         input.mode === 'native' ? { ...passthroughResponse(body, context), id: context.messageId } : message;
       return { kind: 'json', body: reply, attemptId: attempt.id };
     } catch (error) {
-      await attempt.settle({
-        state: 'unknown',
-        costMicrosUsd: 0,
-        usage: null,
-        outcome: 'unreadable_answer',
-        httpStatus: 200,
-      });
+      await settleUnreadableAnswer(attempt, 200);
       if (error instanceof UpstreamFailure)
         return { kind: 'failed', error: transportError(error), retryable: error.kind !== 'aborted' };
       const message = error instanceof UpstreamProtocolError ? error.message : 'unreadable answer';

@@ -1,7 +1,8 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { readSse } from '../primitives/shared/sse.js';
 import { connectSimulator } from './control.js';
-import { type Simulator, startSimulator } from './server.js';
+import { startSimulator } from './server.js';
+import { useSimulator } from './test-support.js';
 import type { SimWire } from './types.js';
 
 /** A tiny wire that echoes its behaviour, so the framework is tested without any real wire. */
@@ -39,18 +40,7 @@ const otherWire: SimWire = {
   routes: [{ ...echoWire.routes[0]!, pattern: /^\/other$/ }],
 };
 
-let sim: Simulator;
-
-beforeAll(async () => {
-  sim = await startSimulator({ wires: [echoWire, otherWire], recordLimit: 5 });
-});
-afterAll(async () => {
-  await sim.close();
-});
-afterEach(() => {
-  sim.reset();
-  sim.clearRequests();
-});
+const sim = useSimulator({ wires: [echoWire, otherWire], recordLimit: 5 });
 
 async function post(path: string, body: unknown): Promise<{ status: number; json: Record<string, unknown> }> {
   const response = await fetch(`${sim.url}${path}`, {

@@ -5,20 +5,14 @@
  * `resp-model` and `resp-slow` (sim-responses). Prices: input 1 micro-USD per token, output 2, so
  * costs are easy to check. Jobs poll every few milliseconds; a sealing key is configured.
  */
-import OpenAI from 'openai';
 import type { Clock } from '../../src/lib/clock.js';
-import { type Simulator, startSimulator } from '../../src/simulator/server.js';
-import { type StoreKind, startTestGateway, type TestGateway } from './gateway.js';
+import type { StoreKind } from './gateway.js';
+import { type SimulatorWorld, startSimulatorWorld } from './simulator-world.js';
 
 export const SEALING_KEY = 'a'.repeat(64);
 const PRICE = { input_per_mtok_micros: 1_000_000, output_per_mtok_micros: 2_000_000 };
 
-export interface DeferredWorld {
-  gateway: TestGateway;
-  sim: Simulator;
-  client(key: string, headers?: Record<string, string>): OpenAI;
-  close(): Promise<void>;
-}
+export type DeferredWorld = SimulatorWorld;
 
 export interface DeferredWorldOptions {
   store?: StoreKind;
@@ -65,40 +59,23 @@ export function deferredConfig(simUrl: string): Record<string, unknown> {
   };
 }
 
-export async function startDeferredWorld(options: DeferredWorldOptions = {}): Promise<DeferredWorld> {
-  const sim = await startSimulator();
-  let gateway: TestGateway;
-  try {
-    gateway = await startTestGateway({
-      ...(options.store ? { store: options.store } : {}),
-      ...(options.clock ? { clock: options.clock } : {}),
-      environment: { SVC_TEST_SEALING_KEY: SEALING_KEY },
-      config: {
-        ...deferredConfig(sim.url),
-        jobs: {
-          poll_interval_ms: 10,
-          batch_poll_interval_ms: 20,
-          lease_ms: 2000,
-          sweep_interval_ms: 50,
-          ...options.jobs,
-        },
-        ...options.config,
+export function startDeferredWorld(options: DeferredWorldOptions = {}): Promise<DeferredWorld> {
+  return startSimulatorWorld({
+    store: options.store,
+    clock: options.clock,
+    environment: { SVC_TEST_SEALING_KEY: SEALING_KEY },
+    config: (simUrl) => ({
+      ...deferredConfig(simUrl),
+      jobs: {
+        poll_interval_ms: 10,
+        batch_poll_interval_ms: 20,
+        lease_ms: 2000,
+        sweep_interval_ms: 50,
+        ...options.jobs,
       },
-    });
-  } catch (error) {
-    await sim.close();
-    throw error;
-  }
-  return {
-    gateway,
-    sim,
-    client: (key, headers = {}) =>
-      new OpenAI({ baseURL: `${gateway.url}/v1`, apiKey: key, defaultHeaders: headers, maxRetries: 0 }),
-    async close() {
-      await gateway.close();
-      await sim.close();
-    },
-  };
+      ...options.config,
+    }),
+  });
 }
 
 /** Polls `read` until `done` says so (real time; the jobs run on real timers). */

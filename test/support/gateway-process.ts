@@ -21,6 +21,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { stringify } from 'yaml';
 import { newKeySecret } from '../../src/lib/secrets.js';
+import { testProjects } from './projects.js';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const OUTPUT_LIMIT = 2_000_000;
@@ -98,29 +99,9 @@ export function tempFolder(label: string): { path: string; remove(): void } {
   return { path, remove: () => rmSync(path, { recursive: true, force: true }) };
 }
 
-/** Two Projects with generous rate limits and the Outcome Definitions the tests report against. */
+/** The test Projects with rate limits generous enough for load and crash tests. */
 export function reliabilityProjects(): Record<string, unknown>[] {
-  const project = (id: string) => ({
-    id,
-    runs: {
-      default_budget_micros_usd: 1_000_000,
-      max_budget_micros_usd: 50_000_000,
-      default_ttl_seconds: 3600,
-      max_ttl_seconds: 86_400,
-    },
-    rate_limit: { requests_per_second: 10_000, burst: 10_000 },
-    outcome_definitions: [
-      { id: 'odef_resolved', version: 1, kind: 'BOOLEAN', enabled: true },
-      {
-        id: 'odef_csat',
-        version: 1,
-        kind: 'CATEGORICAL',
-        allowed_values: ['happy', 'neutral', 'unhappy'],
-        enabled: true,
-      },
-    ],
-  });
-  return [project('prj_a'), project('prj_b')];
+  return testProjects(10_000);
 }
 
 function keyFileFor(folder: string, project: string): { path: string; secret: string } {

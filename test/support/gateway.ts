@@ -20,6 +20,7 @@ import { openObjectStore } from '../../src/objects/open-objects.js';
 import { bootstrapStore } from '../../src/startup/bootstrap.js';
 import { openStore } from '../../src/startup/open-store.js';
 import type { Store } from '../../src/store/port.js';
+import { testProjects } from './projects.js';
 
 export type StoreKind = 'sqlite' | 'postgres';
 
@@ -46,31 +47,10 @@ export interface TestGatewayOptions {
 }
 
 export function baseConfig(): Record<string, unknown> {
-  const project = (id: string) => ({
-    id,
-    runs: {
-      default_budget_micros_usd: 1_000_000,
-      max_budget_micros_usd: 50_000_000,
-      default_ttl_seconds: 3600,
-      max_ttl_seconds: 86_400,
-    },
-    rate_limit: { requests_per_second: 1000, burst: 1000 },
-    outcome_definitions: [
-      { id: 'odef_resolved', version: 1, kind: 'BOOLEAN', enabled: true },
-      {
-        id: 'odef_csat',
-        version: 2,
-        kind: 'CATEGORICAL',
-        allowed_values: ['happy', 'neutral', 'unhappy'],
-        enabled: true,
-      },
-      { id: 'odef_retired', version: 1, kind: 'BOOLEAN', enabled: false },
-    ],
-  });
   return {
     listen: { host: '127.0.0.1', port: 0 },
     logging: { level: 'info' },
-    projects: [project('prj_a'), project('prj_b')],
+    projects: testProjects(),
   };
 }
 

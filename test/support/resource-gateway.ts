@@ -4,10 +4,9 @@
  * images and moderations are priced) and a vendora-wire connection `sim-vendora` (files are only
  * stored). Prices are small round numbers so tests can assert exact ledger costs.
  */
-import OpenAI from 'openai';
 import type { Clock } from '../../src/lib/clock.js';
-import { type Simulator, startSimulator } from '../../src/simulator/server.js';
-import { type StoreKind, startTestGateway, type TestGateway } from './gateway.js';
+import type { StoreKind } from './gateway.js';
+import { type SimulatorWorld, startSimulatorWorld } from './simulator-world.js';
 
 export const SIM_PRICES = {
   speech_per_million_characters_micros: 15_000_000,
@@ -17,13 +16,7 @@ export const SIM_PRICES = {
   moderation_request_micros: 100,
 };
 
-export interface ResourceGateway {
-  gateway: TestGateway;
-  sim: Simulator;
-  /** An official vendorb SDK client pointed at the gateway exactly as a user would. */
-  client(key: string, headers?: Record<string, string>): OpenAI;
-  close(): Promise<void>;
-}
+export type ResourceGateway = SimulatorWorld;
 
 export interface ResourceGatewayOptions {
   store?: StoreKind;
@@ -50,28 +43,11 @@ export function simulatedConnections(simUrl: string): unknown[] {
   ];
 }
 
-export async function startResourceGateway(options: ResourceGatewayOptions = {}): Promise<ResourceGateway> {
-  const sim = await startSimulator();
-  let gateway: TestGateway;
-  try {
-    gateway = await startTestGateway({
-      ...(options.store ? { store: options.store } : {}),
-      ...(options.clock ? { clock: options.clock } : {}),
-      environment: { SIM_UPSTREAM_KEY: 'sk-simulated-upstream' },
-      config: { connections: simulatedConnections(sim.url), ...options.config },
-    });
-  } catch (error) {
-    await sim.close();
-    throw error;
-  }
-  return {
-    gateway,
-    sim,
-    client: (key, headers = {}) =>
-      new OpenAI({ baseURL: `${gateway.url}/v1`, apiKey: key, defaultHeaders: headers, maxRetries: 0 }),
-    async close() {
-      await gateway.close();
-      await sim.close();
-    },
-  };
+export function startResourceGateway(options: ResourceGatewayOptions = {}): Promise<ResourceGateway> {
+  return startSimulatorWorld({
+    store: options.store,
+    clock: options.clock,
+    environment: { SIM_UPSTREAM_KEY: 'sk-simulated-upstream' },
+    config: (simUrl) => ({ connections: simulatedConnections(simUrl), ...options.config }),
+  });
 }

@@ -4,8 +4,9 @@
  * target is the direct vendora profile and second a chat-completions profile.
  */
 import { PROFILES } from '../../src/catalogue/profiles.js';
-import { type Simulator, startSimulator } from '../../src/simulator/server.js';
-import { type StoreKind, startTestGateway, type TestGateway } from './gateway.js';
+import type { Simulator } from '../../src/simulator/server.js';
+import type { StoreKind, TestGateway } from './gateway.js';
+import { startSimulatorWorld } from './simulator-world.js';
 
 export const PRICE = {
   input_per_mtok_micros: 3_000_000,
@@ -63,27 +64,14 @@ export function simulatedUpstreamConfig(
 export async function startSimulatedGateway(
   options: { store?: StoreKind; config?: Record<string, unknown>; providerExecutedTools?: boolean } = {},
 ): Promise<SimulatedGateway> {
-  const simulator = await startSimulator({ port: 0 });
-  try {
-    const gateway = await startTestGateway({
-      store: options.store,
-      config: {
-        ...simulatedUpstreamConfig(simulator.url, { providerExecutedTools: options.providerExecutedTools }),
-        ...options.config,
-      },
-    });
-    return {
-      ...gateway,
-      simulator,
-      async close() {
-        await gateway.close();
-        await simulator.close();
-      },
-    };
-  } catch (error) {
-    await simulator.close();
-    throw error;
-  }
+  const world = await startSimulatorWorld({
+    store: options.store,
+    config: (simUrl) => ({
+      ...simulatedUpstreamConfig(simUrl, { providerExecutedTools: options.providerExecutedTools }),
+      ...options.config,
+    }),
+  });
+  return { ...world.gateway, simulator: world.sim, close: world.close };
 }
 
 /** Headers of a vendora Messages call with a Gateway Key. */

@@ -25,13 +25,14 @@ import type { Clock } from '../../lib/clock.js';
 import { newId } from '../../lib/ids.js';
 import type { ObjectStore } from '../../objects/port.js';
 import { mapResponsesError } from '../../primitives/responses/error.js';
-import { callUpstream, readJsonBody, type UpstreamFailure } from '../../primitives/shared/upstream-call.js';
+import { callUpstream, readJsonBody } from '../../primitives/shared/upstream-call.js';
 import { type DeferredResponseRecord, FINISHED_STATUSES } from '../../store/deferred-responses-port.js';
 import type { Store } from '../../store/port.js';
 import { attachedRun } from '../call-headers.js';
 import type { Connection, Upstreams } from '../connections.js';
 import { selectConnection, targetOn } from '../deferred-connection.js';
 import { settleDurable } from '../durable-settlement.js';
+import { settleTransportFailure, settleUnreadableAnswer, settleUpstreamStatus } from '../upstream-errors.js';
 import { getSealedJson, putSealedJson, requestKey, resultKey } from './objects.js';
 import { checkResponsesRequest, upstreamBody } from './request.js';
 import type { RunningCalls } from './running-calls.js';
@@ -178,32 +179,16 @@ export class ResponsesService {
     try {
       response = await callUpstream(connection, { path: '/responses', body });
     } catch (error) {
-      const failure = error as UpstreamFailure;
-      await attempt.settle({
-        state: failure.kind === 'connect' ? 'released' : 'unknown',
-        costMicrosUsd: 0,
-        usage: null,
-        outcome: `transport_${failure.kind}`,
-        httpStatus: null,
-      });
-      throw new GatewayError(
-        failure.kind === 'timeout' ? 'upstream_timeout' : 'upstream_unavailable',
-        failure.message,
-      );
+      throw await settleTransportFailure(attempt, error);
     }
     const answer = await readJsonBody(response.body, connection.name).catch(() => undefined);
     if (response.status < 200 || response.status >= 300) {
       const info = mapResponsesError(response.status, answer, response.headers);
-      await attempt.settle({
-        state: 'settled',
-        costMicrosUsd: 0,
-        usage: null,
-        outcome: `upstream_${response.status}`,
-        httpStatus: response.status,
-      });
-      throw new GatewayError('upstream_error', info.message, {
+      throw await settleUpstreamStatus(attempt, response.status, {
         status: info.status,
-        ...(info.retryAfter !== undefined ? { retryAfter: info.retryAfter } : {}),
+        type: info.type,
+        message: info.message,
+        retryAfter: info.retryAfter,
       });
     }
     let usage: ReturnType<typeof readUpstreamResult>['usage'];
@@ -213,13 +198,7 @@ export class ResponsesService {
       usage = null;
     }
     if (usage === null) {
-      await attempt.settle({
-        state: 'unknown',
-        costMicrosUsd: 0,
-        usage: null,
-        outcome: 'unreadable_answer',
-        httpStatus: response.status,
-      });
+      await settleUnreadableAnswer(attempt, response.status);
       throw new GatewayError(
         'upstream_error',
         'The upstream answer carries no readable usage; its cost was committed at the reservation.',

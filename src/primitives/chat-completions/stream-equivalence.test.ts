@@ -5,10 +5,10 @@
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { MessageStream } from '@anthropic-ai/sdk/lib/MessageStream';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { MessageResponse } from '../../canonical/types.js';
+import { reassemble, runTranslator } from '../shared/golden-fixtures.js';
 import type { TranslateContext } from '../shared/types.js';
 import { parseChatResponse } from './response.js';
 import { createChatStreamTranslator } from './stream.js';
@@ -24,15 +24,11 @@ const STREAM_FIXTURES = join(import.meta.dirname, '__fixtures__', 'stream');
 /** Translate the frames and let the vendora SDK accumulate the events into a final message. */
 async function streamedMessage(frames: string[]): Promise<MessageResponse> {
   const translator = createChatStreamTranslator(context, { tokenField: 'max_tokens' });
-  const clientFrames = [...frames.flatMap((data) => translator.push({ data })), ...translator.end().frames];
-  const lines = `${clientFrames.map((clientFrame) => clientFrame.data).join('\n')}\n`;
-  const body = new ReadableStream<Uint8Array>({
-    start(controller) {
-      controller.enqueue(new TextEncoder().encode(lines));
-      controller.close();
-    },
-  });
-  const final = JSON.parse(JSON.stringify(await MessageStream.fromReadableStream(body).finalMessage()));
+  const { frames: clientFrames } = runTranslator(
+    translator,
+    frames.map((data) => ({ data })),
+  );
+  const final = JSON.parse(JSON.stringify(await reassemble(clientFrames)));
   delete final.parsed_output;
   return final as MessageResponse;
 }

@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
+import { goldenFixtures } from '../shared/golden-fixtures.js';
 import { mapGenerateContentError, streamErrorType } from './error.js';
-import { fixtureJson } from './fixtures.js';
+
+const { json: fixtureJson } = goldenFixtures('generate-content');
 
 describe('generate-content errors', () => {
   it('maps RESOURCE_EXHAUSTED with the RetryInfo delay rounded up', () => {

@@ -1,9 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import type { MessagesRequest } from '../../canonical/types.js';
+import { goldenFixtures } from '../shared/golden-fixtures.js';
 import { generateContentCannotCarry } from './cannot-carry.js';
-import { FIXTURE_CONTEXT, fixtureJson } from './fixtures.js';
 import { DEFAULT_GENERATE_CONTENT_OPTIONS, generateContentOptionsProblem } from './options.js';
 import { buildGenerateContentRequest } from './request.js';
+
+const { context: FIXTURE_CONTEXT, json: fixtureJson } = goldenFixtures('generate-content');
 
 const base: MessagesRequest = {
   model: 'gemini-alias',

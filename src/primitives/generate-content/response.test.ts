@@ -1,7 +1,9 @@
 import { describe, expect, it } from 'vitest';
+import { goldenFixtures } from '../shared/golden-fixtures.js';
 import { UpstreamProtocolError } from '../shared/types.js';
-import { FIXTURE_CONTEXT, fixtureJson } from './fixtures.js';
 import { canonicalUsage, parseGenerateContentResponse, stopReasonFor } from './response.js';
+
+const { context: FIXTURE_CONTEXT, json: fixtureJson } = goldenFixtures('generate-content');
 
 const parse = (body: unknown) => parseGenerateContentResponse(body, FIXTURE_CONTEXT);
 const usageMetadata = { promptTokenCount: 4, candidatesTokenCount: 2, totalTokenCount: 6 };

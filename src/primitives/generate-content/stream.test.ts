@@ -1,7 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import type { StreamEvent } from '../../canonical/types.js';
-import { FIXTURE_CONTEXT, fixtureEvents, reassemble, runTranslator } from './fixtures.js';
+import { goldenFixtures, reassemble, runTranslator } from '../shared/golden-fixtures.js';
 import { createGenerateContentStreamTranslator } from './stream.js';
+
+const { context: FIXTURE_CONTEXT, events: fixtureEvents } = goldenFixtures('generate-content');
 
 async function translate(name: string) {
   return runTranslator(createGenerateContentStreamTranslator(FIXTURE_CONTEXT), await fixtureEvents(name));

@@ -1,13 +1,22 @@
 /** Golden fixtures: upstream wire input in __fixtures__ beside the expected translation (reviewed by hand). */
 import { describe, expect, it } from 'vitest';
 import type { MessagesRequest } from '../../canonical/types.js';
-import { FIXTURE_CONTEXT, fixtureJson, translateFixtureStream } from './fixtures.js';
+import { goldenFixtures, runTranslator } from '../shared/golden-fixtures.js';
 import {
   buildMessagesRequest,
   DEFAULT_MESSAGES_OPTIONS,
   mapMessagesError,
   parseMessagesResponse,
 } from './index.js';
+import { createMessagesStreamTranslator } from './stream.js';
+
+const { context: FIXTURE_CONTEXT, json: fixtureJson, events: fixtureEvents } = goldenFixtures('messages');
+
+/** The translated frames of a fixture stream, its usage and whether it ended cleanly. */
+async function translateFixtureStream(name: string) {
+  const outcome = runTranslator(createMessagesStreamTranslator(FIXTURE_CONTEXT), await fixtureEvents(name));
+  return { frames: outcome.frames, usage: outcome.translator.usage() ?? null, complete: outcome.complete };
+}
 
 describe('messages primitive golden fixtures', () => {
   it('request-full: only the model changes', () => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
+import { goldenFixtures } from '../shared/golden-fixtures.js';
 import { UpstreamProtocolError } from '../shared/types.js';
-import { FIXTURE_CONTEXT, fixtureJson } from './fixtures.js';
 import {
   buildCountTokensRequest,
   DEFAULT_MESSAGES_OPTIONS,
@@ -11,6 +11,8 @@ import {
   passthroughResponse,
   replaceModel,
 } from './index.js';
+
+const { context: FIXTURE_CONTEXT, json: fixtureJson } = goldenFixtures('messages');
 
 const MINIMAL = { content: [{ type: 'text', text: 'hi' }], stop_reason: 'end_turn' };
 

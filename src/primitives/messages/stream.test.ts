@@ -1,9 +1,10 @@
-import { MessageStream } from '@anthropic-ai/sdk/lib/MessageStream';
 import { describe, expect, it } from 'vitest';
+import { goldenFixtures, reassemble } from '../shared/golden-fixtures.js';
 import type { ClientFrame, SseEvent } from '../shared/types.js';
 import { UpstreamProtocolError } from '../shared/types.js';
-import { FIXTURE_CONTEXT, fixtureEvents } from './fixtures.js';
 import { createMessagesStreamTranslator } from './stream.js';
+
+const { context: FIXTURE_CONTEXT, events: fixtureEvents } = goldenFixtures('messages');
 
 const START: SseEvent = {
   event: 'message_start',
@@ -125,16 +126,7 @@ describe('SDK accumulator over the forwarded frames', () => {
   it('reassembles the final message from the tool-use stream', async () => {
     const translator = createMessagesStreamTranslator(FIXTURE_CONTEXT);
     const frames = (await fixtureEvents('stream-tool-use.sse')).flatMap((event) => translator.push(event));
-    const lines = new TextEncoder().encode(frames.map((frame) => `${frame.data}\n`).join(''));
-    const stream = MessageStream.fromReadableStream(
-      new ReadableStream({
-        start(controller) {
-          controller.enqueue(lines);
-          controller.close();
-        },
-      }),
-    );
-    const message = await stream.finalMessage();
+    const message = await reassemble(frames);
     expect(message).toMatchObject({
       id: FIXTURE_CONTEXT.messageId,
       model: FIXTURE_CONTEXT.responseModel,

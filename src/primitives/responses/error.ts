@@ -1,39 +1,26 @@
 /**
  * Responses wire errors -> the vendora dialect. HTTP errors carry the vendorb body
- * `{error: {message, type, param, code}}`; the status decides the type and retryability (shared
- * rule), the upstream message is kept, and a retry-after header is passed on. Inside a stream,
- * `error` events and `response.failed` carry only a code, mapped by `streamErrorType`.
+ * `{error: {message, type, param, code}}` (read by shared/vendorb-error.ts); the status decides the
+ * type and retryability (shared rule), the upstream message is kept with its code, and a
+ * retry-after header is passed on. Inside a stream, `error` events and `response.failed` carry
+ * only a code, mapped by `streamErrorType`.
  */
 import type { ErrorType } from '../../canonical/types.js';
-import { errorTypeForStatus, headerValue, isRetryableStatus } from '../shared/error-status.js';
 import type { UpstreamErrorInfo } from '../shared/types.js';
-import { isRecord } from './response.js';
+import { mapVendorbError, type VendorbError } from '../shared/vendorb-error.js';
 
 export function mapResponsesError(
   status: number,
   body: unknown,
   headers: Record<string, string | string[] | undefined>,
 ): UpstreamErrorInfo {
-  const info: UpstreamErrorInfo = {
-    status,
-    type: errorTypeForStatus(status),
-    message: errorMessage(status, body),
-    retryable: isRetryableStatus(status),
-  };
-  const retryAfter = headerValue(headers, 'retry-after');
-  if (retryAfter !== undefined) info.retryAfter = retryAfter;
-  return info;
+  return mapVendorbError(status, body, headers, errorMessage);
 }
 
-function errorMessage(status: number, body: unknown): string {
-  if (
-    isRecord(body) &&
-    isRecord(body.error) &&
-    typeof body.error.message === 'string' &&
-    body.error.message.length > 0
-  ) {
-    const code = typeof body.error.code === 'string' ? ` (${body.error.code})` : '';
-    return `${body.error.message}${code}`;
+function errorMessage(error: VendorbError | undefined, status: number, body: unknown): string {
+  if (error !== undefined) {
+    const code = typeof error.code === 'string' ? ` (${error.code})` : '';
+    return `${error.message}${code}`;
   }
   if (typeof body === 'string' && body.trim().length > 0) return body.trim().slice(0, 500);
   return `upstream answered HTTP ${status}`;

@@ -1,9 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import type { MessagesRequest } from '../../canonical/types.js';
+import { goldenFixtures } from '../shared/golden-fixtures.js';
 import { responsesCannotCarry } from './cannot-carry.js';
-import { FIXTURE_CONTEXT, fixtureJson } from './fixtures.js';
 import { DEFAULT_RESPONSES_OPTIONS } from './options.js';
 import { buildResponsesRequest } from './request.js';
+
+const { context: FIXTURE_CONTEXT, json: fixtureJson } = goldenFixtures('responses');
 
 const build = (request: MessagesRequest) =>
   buildResponsesRequest(request, FIXTURE_CONTEXT, DEFAULT_RESPONSES_OPTIONS);

@@ -1,7 +1,9 @@
 import { describe, expect, it } from 'vitest';
+import { goldenFixtures } from '../shared/golden-fixtures.js';
 import { UpstreamProtocolError } from '../shared/types.js';
-import { FIXTURE_CONTEXT, fixtureJson } from './fixtures.js';
 import { canonicalUsage, parseResponsesResponse } from './response.js';
+
+const { context: FIXTURE_CONTEXT, json: fixtureJson } = goldenFixtures('responses');
 
 const parse = (body: unknown) => parseResponsesResponse(body, FIXTURE_CONTEXT);
 const usage = { input_tokens: 10, output_tokens: 5 };

@@ -1,9 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import type { StreamEvent } from '../../canonical/types.js';
+import { goldenFixtures, reassemble, runTranslator } from '../shared/golden-fixtures.js';
 import { UpstreamProtocolError } from '../shared/types.js';
-import { FIXTURE_CONTEXT, fixtureEvents, reassemble, runTranslator } from './fixtures.js';
 import { parseResponsesResponse } from './response.js';
 import { createResponsesStreamTranslator } from './stream.js';
+
+const { context: FIXTURE_CONTEXT, events: fixtureEvents } = goldenFixtures('responses');
 
 async function translate(name: string) {
   return runTranslator(createResponsesStreamTranslator(FIXTURE_CONTEXT), await fixtureEvents(name));

@@ -8,6 +8,7 @@
  * Retryable (same set the official SDKs retry): 408, 409, 429 and every status >= 500.
  */
 import type { ErrorType } from '../../canonical/types.js';
+import type { UpstreamErrorInfo } from './types.js';
 
 export function errorTypeForStatus(status: number): ErrorType {
   switch (status) {
@@ -42,4 +43,21 @@ export function headerValue(
     return Array.isArray(value) ? value[0] : value;
   }
   return undefined;
+}
+
+/** The error info the status rule gives, with the upstream's message and retry-after when it sent one. */
+export function upstreamErrorInfo(
+  status: number,
+  message: string,
+  headers: Record<string, string | string[] | undefined>,
+): UpstreamErrorInfo {
+  const info: UpstreamErrorInfo = {
+    status,
+    type: errorTypeForStatus(status),
+    message,
+    retryable: isRetryableStatus(status),
+  };
+  const retryAfter = headerValue(headers, 'retry-after');
+  if (retryAfter !== undefined) info.retryAfter = retryAfter;
+  return info;
 }

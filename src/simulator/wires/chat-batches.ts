@@ -18,17 +18,7 @@ import { randomBytes } from 'node:crypto';
 import { sendJson } from '../http-io.js';
 import type { SimCall, SimWire, SimWireState } from '../types.js';
 import { completionBody, planAnswer } from './chat-completions-answer.js';
-import { chatSideEndpointsWire } from './chat-side-endpoints.js';
-
-/** A file as chat-side-endpoints.ts keeps it (its file routes serve this wire's state too). */
-interface SimFile {
-  id: string;
-  bytes: Buffer;
-  filename: string;
-  purpose: string;
-  /** Unix seconds. */
-  createdAt: number;
-}
+import { chatSideEndpointsWire, type SimFile } from './chat-side-endpoints.js';
 
 interface SimBatch {
   id: string;

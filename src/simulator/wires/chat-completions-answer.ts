@@ -5,7 +5,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { SimBehaviour } from '../types.js';
-import { DEFAULT_TEXT, split } from './messages-answer.js';
+import { DEFAULT_TEXT, estimateOutputTokens, split } from './messages-answer.js';
 
 type Body = Record<string, unknown>;
 
@@ -49,7 +49,12 @@ export function planAnswer(body: Body, behaviour: SimBehaviour): Answer {
     usage: {
       input: given.input_tokens ?? Math.max(1, Math.ceil(textBytes(body.messages) / 4)),
       output:
-        given.output_tokens ?? estimateOutput(text, calls, body.max_completion_tokens ?? body.max_tokens),
+        given.output_tokens ??
+        estimateOutputTokens(
+          text,
+          calls.map((call) => call.arguments),
+          body.max_completion_tokens ?? body.max_tokens,
+        ),
       cacheRead: given.cache_read_input_tokens ?? 0,
       cacheWrite: given.cache_creation_input_tokens ?? 0,
     },
@@ -65,13 +70,6 @@ function textBytes(value: unknown): number {
   return (
     textBytes(value.text) + textBytes(value.content) + textBytes(value.tool_calls) + textBytes(functionCall)
   );
-}
-
-function estimateOutput(text: string | undefined, calls: Answer['calls'], max: unknown): number {
-  let tokens = text === undefined ? 0 : text.split(/\s+/).filter((word) => word.length > 0).length;
-  for (const call of calls) tokens += Math.ceil(Buffer.byteLength(call.arguments) / 4);
-  const limit = typeof max === 'number' ? max : Number.POSITIVE_INFINITY;
-  return Math.min(Math.max(1, tokens), limit);
 }
 
 function usageBody(usage: Answer['usage']): Body {

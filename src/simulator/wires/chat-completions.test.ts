@@ -1,10 +1,10 @@
 import OpenAI from 'openai';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { parseChatResponse } from '../../primitives/chat-completions/response.js';
 import { createChatStreamTranslator } from '../../primitives/chat-completions/stream.js';
 import { readSse } from '../../primitives/shared/sse.js';
 import { type TranslateContext, UpstreamProtocolError } from '../../primitives/shared/types.js';
-import { type Simulator, startSimulator } from '../server.js';
+import { useSimulator } from '../test-support.js';
 import type { SimBehaviour } from '../types.js';
 import { chatCompletionsWire } from './chat-completions.js';
 
@@ -27,18 +27,7 @@ interface Loose {
   error: { message: string; type: string; param: null; code: string | null };
 }
 
-let sim: Simulator;
-
-beforeAll(async () => {
-  sim = await startSimulator({ wires: [chatCompletionsWire] });
-});
-afterAll(async () => {
-  await sim.close();
-});
-afterEach(() => {
-  sim.reset();
-  sim.clearRequests();
-});
+const sim = useSimulator({ wires: [chatCompletionsWire] });
 
 const REQUEST = {
   model: 'vendorb-test-1',

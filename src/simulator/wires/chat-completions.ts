@@ -17,8 +17,10 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
-import { flushed, sendJson, sleep, writeChunk } from '../http-io.js';
-import type { SimBehaviour, SimCall, SimWire } from '../types.js';
+import { sendJson } from '../http-io.js';
+import { EVENT_STREAM_HEADERS, writeEventStream } from '../stream-writer.js';
+import type { SimCall, SimWire } from '../types.js';
+import { type CallFailure, callFailure } from './call-failure.js';
 import { completionBody, planAnswer, streamFrames } from './chat-completions-answer.js';
 
 export const chatCompletionsWire: SimWire = {
@@ -34,23 +36,16 @@ type Body = Record<string, unknown>;
 
 async function createCompletion(call: SimCall): Promise<void> {
   const requestId = `req_${hex(32)}`;
-  const invalid = validate(call.body);
-  if (invalid !== undefined) return sendError(call.response, 400, invalid, requestId, undefined);
-  const status = call.behaviour.status;
-  if (status !== undefined && status >= 400) {
-    return sendError(
-      call.response,
-      status,
-      call.behaviour.errorMessage,
-      requestId,
-      call.behaviour.retryAfter,
-    );
-  }
+  const failure = callFailure(call, validate(call.body));
+  if (failure !== undefined) return sendError(call.response, failure, requestId);
   const body = call.body as Body;
   const answer = planAnswer(body, call.behaviour);
   if (body.stream !== true)
     return sendJson(call.response, 200, completionBody(answer), { 'x-request-id': requestId });
-  await writeStream(call.response, streamFrames(body, answer, call.behaviour), call.behaviour, requestId);
+  await writeEventStream(call.response, streamFrames(body, answer, call.behaviour), call.behaviour, {
+    ...EVENT_STREAM_HEADERS,
+    'x-request-id': requestId,
+  });
 }
 
 /** The upstream's own 400s (texts in the style of the real wire). */
@@ -76,44 +71,6 @@ function validate(body: unknown): string | undefined {
   return undefined;
 }
 
-/**
- * Writes the frames. Without `eventDelayMs` they go out in one write; with it, one write per frame
- * with the delay in between. `dropAfterEvents` destroys the socket once that many frames were
- * flushed; `stallAfterEvents` stops writing and leaves the response open.
- */
-async function writeStream(
-  response: ServerResponse,
-  frames: string[],
-  behaviour: SimBehaviour,
-  requestId: string,
-): Promise<void> {
-  response.writeHead(200, {
-    'content-type': 'text/event-stream; charset=utf-8',
-    'cache-control': 'no-cache',
-    'x-request-id': requestId,
-  });
-  const drop = behaviour.dropAfterEvents;
-  const stall = behaviour.stallAfterEvents;
-  const limit = Math.min(frames.length, drop ?? Number.POSITIVE_INFINITY, stall ?? Number.POSITIVE_INFINITY);
-  const delay = behaviour.eventDelayMs ?? 0;
-  if (delay > 0 || limit === 0) response.flushHeaders();
-  if (delay > 0) {
-    for (let index = 0; index < limit; index++) {
-      if (index > 0) await sleep(delay);
-      if (!(await writeChunk(response, frames[index] ?? ''))) return;
-    }
-  } else if (limit > 0 && !(await writeChunk(response, frames.slice(0, limit).join('')))) {
-    return;
-  }
-  if (drop !== undefined && drop <= limit) {
-    await flushed(response);
-    response.destroy();
-    return;
-  }
-  if (stall !== undefined && stall <= limit) return;
-  response.end();
-}
-
 const ERRORS: Record<number, { type: string; code: string | null; message: string }> = {
   400: { type: 'invalid_request_error', code: null, message: 'Invalid request.' },
   401: { type: 'invalid_request_error', code: 'invalid_api_key', message: 'Incorrect API key provided.' },
@@ -128,13 +85,8 @@ const ERRORS: Record<number, { type: string; code: string | null; message: strin
   503: { type: 'service_unavailable_error', code: null, message: 'The engine is currently overloaded.' },
 };
 
-function sendError(
-  response: ServerResponse,
-  status: number,
-  message: string | undefined,
-  requestId: string,
-  retryAfter: string | undefined,
-): void {
+function sendError(response: ServerResponse, failure: CallFailure, requestId: string): void {
+  const { status, message, retryAfter } = failure;
   const known = ERRORS[status] ?? (status >= 500 ? ERRORS[500] : ERRORS[400]);
   const headers: Record<string, string> = { 'x-request-id': requestId };
   if (retryAfter !== undefined) headers['retry-after'] = retryAfter;

@@ -3,17 +3,16 @@
  * straight at the simulator: proof the simulated wire is faithful enough for a real client.
  */
 import OpenAI, { toFile } from 'openai';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Simulator, startSimulator } from '../server.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { useSimulator } from '../test-support.js';
 
-let sim: Simulator;
 let client: OpenAI;
 
-beforeAll(async () => {
-  sim = await startSimulator();
+const sim = useSimulator();
+
+beforeAll(() => {
   client = new OpenAI({ baseURL: `${sim.url}/v1`, apiKey: 'sk-test', maxRetries: 0 });
 });
-afterAll(async () => sim?.close());
 
 describe('simulated chat-completions side endpoints', () => {
   it('keeps uploaded files: create, retrieve, content, delete', async () => {

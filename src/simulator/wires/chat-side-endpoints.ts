@@ -18,11 +18,13 @@ import type { ServerResponse } from 'node:http';
 import { sendJson } from '../http-io.js';
 import type { SimCall, SimWire, SimWireState } from '../types.js';
 
-interface SimFile {
+/** An uploaded file (chat-batches.ts reads and writes these too: its batches live on these files). */
+export interface SimFile {
   id: string;
   bytes: Buffer;
   filename: string;
   purpose: string;
+  /** Unix seconds. */
   createdAt: number;
 }
 

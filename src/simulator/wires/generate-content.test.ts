@@ -1,23 +1,12 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { parseGenerateContentResponse } from '../../primitives/generate-content/response.js';
 import { createGenerateContentStreamTranslator } from '../../primitives/generate-content/stream.js';
 import { readSse } from '../../primitives/shared/sse.js';
 import type { SseEvent, TranslateContext } from '../../primitives/shared/types.js';
-import { type Simulator, startSimulator } from '../server.js';
+import { useSimulator } from '../test-support.js';
 import { generateContentWire } from './generate-content.js';
 
-let sim: Simulator;
-
-beforeAll(async () => {
-  sim = await startSimulator({ wires: [generateContentWire] });
-});
-afterAll(async () => {
-  await sim.close();
-});
-afterEach(() => {
-  sim.reset();
-  sim.clearRequests();
-});
+const sim = useSimulator({ wires: [generateContentWire] });
 
 const CONTEXT: TranslateContext = {
   upstreamModel: 'gemini-test',

@@ -18,9 +18,11 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
-import { flushed, sendJson, sleep, writeChunk } from '../http-io.js';
+import { sendJson } from '../http-io.js';
+import { writeEventStream } from '../stream-writer.js';
 import type { SimBehaviour, SimCall, SimWire } from '../types.js';
-import { DEFAULT_TEXT, split } from './messages-answer.js';
+import { type CallFailure, callFailure } from './call-failure.js';
+import { DEFAULT_TEXT, estimateOutputTokens, split } from './messages-answer.js';
 
 export const generateContentWire: SimWire = {
   name: 'generate-content',
@@ -51,16 +53,16 @@ interface Answer {
 }
 
 async function generate(call: SimCall): Promise<void> {
-  const invalid = validate(call.body);
-  if (invalid !== undefined) return sendError(call.response, 400, invalid, undefined);
-  const status = call.behaviour.status;
-  if (status !== undefined && status >= 400)
-    return sendError(call.response, status, call.behaviour.errorMessage, call.behaviour.retryAfter);
+  const failure = callFailure(call, validate(call.body));
+  if (failure !== undefined) return sendError(call.response, failure);
   const answer = planAnswer(call.body as Body, call.params.model ?? 'unknown', call.behaviour);
   if (!call.path.endsWith(':streamGenerateContent'))
     return sendJson(call.response, 200, finalChunk(answer, true));
   const sse = call.query.get('alt') === 'sse';
-  await writeStream(call.response, streamChunks(answer, call.behaviour, sse), call.behaviour, sse);
+  await writeEventStream(call.response, streamChunks(answer, call.behaviour, sse), call.behaviour, {
+    'content-type': sse ? 'text/event-stream' : 'application/json; charset=UTF-8',
+    'cache-control': 'no-cache',
+  });
 }
 
 function validate(body: unknown): string | undefined {
@@ -115,7 +117,7 @@ function planAnswer(body: Body, model: string, behaviour: SimBehaviour): Answer 
         (given.input_tokens ??
           Math.max(1, Math.ceil(textBytes([body.systemInstruction, body.contents]) / 4))) + cached,
       cached,
-      candidates: given.output_tokens ?? estimateOutput(text, config.maxOutputTokens),
+      candidates: given.output_tokens ?? estimateOutputTokens(text, [], config.maxOutputTokens),
       thoughts: given.thinking_tokens ?? 0,
     },
   };
@@ -127,11 +129,6 @@ function textBytes(value: unknown): number {
   if (Array.isArray(value)) return value.reduce((sum: number, item) => sum + textBytes(item), 0);
   if (!isRecord(value)) return 0;
   return textBytes(value.text) + textBytes(value.parts);
-}
-
-function estimateOutput(text: string | undefined, max: unknown): number {
-  const words = text === undefined ? 0 : text.split(/\s+/).filter((word) => word.length > 0).length;
-  return Math.min(Math.max(1, words), typeof max === 'number' ? max : Number.POSITIVE_INFINITY);
 }
 
 /** Proto3 JSON: zero counts are omitted. `candidates` is the share of output reported so far. */
@@ -209,12 +206,8 @@ const RPC_STATUSES: Record<number, string> = {
   504: 'DEADLINE_EXCEEDED',
 };
 
-function sendError(
-  response: ServerResponse,
-  status: number,
-  message: string | undefined,
-  retryAfter: string | undefined,
-): void {
+function sendError(response: ServerResponse, failure: CallFailure): void {
+  const { status, message, retryAfter } = failure;
   const rpcStatus = RPC_STATUSES[status] ?? (status >= 500 ? 'INTERNAL' : 'FAILED_PRECONDITION');
   const error: Body = {
     code: status,
@@ -227,43 +220,6 @@ function sendError(
     error.details = [{ '@type': 'type.googleapis.com/google.rpc.RetryInfo', retryDelay: `${retryAfter}s` }];
   }
   sendJson(response, status, { error }, headers);
-}
-
-/**
- * One write per event with `eventDelayMs` between them (one write for all without a delay);
- * `dropAfterEvents` destroys the socket once that many events were flushed; `stallAfterEvents`
- * stops writing and leaves the response open.
- */
-async function writeStream(
-  response: ServerResponse,
-  events: string[],
-  behaviour: SimBehaviour,
-  sse: boolean,
-): Promise<void> {
-  response.writeHead(200, {
-    'content-type': sse ? 'text/event-stream' : 'application/json; charset=UTF-8',
-    'cache-control': 'no-cache',
-  });
-  const drop = behaviour.dropAfterEvents;
-  const stall = behaviour.stallAfterEvents;
-  const limit = Math.min(events.length, drop ?? Number.POSITIVE_INFINITY, stall ?? Number.POSITIVE_INFINITY);
-  const delay = behaviour.eventDelayMs ?? 0;
-  response.flushHeaders();
-  if (delay > 0) {
-    for (let index = 0; index < limit; index++) {
-      if (index > 0) await sleep(delay);
-      if (!(await writeChunk(response, events[index] ?? ''))) return;
-    }
-  } else if (limit > 0 && !(await writeChunk(response, events.slice(0, limit).join('')))) {
-    return;
-  }
-  if (drop !== undefined && drop <= limit) {
-    await flushed(response);
-    response.destroy();
-    return;
-  }
-  if (stall !== undefined && stall <= limit) return;
-  response.end();
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {

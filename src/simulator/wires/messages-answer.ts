@@ -66,7 +66,13 @@ export function planAnswer(request: MessagesRequestBody, behaviour: SimBehaviour
       stopReason === 'stop_sequence' ? (behaviour.stopSequence ?? firstStopSequence(request)) : null,
     usage: {
       input: given.input_tokens ?? estimateInputTokens(request),
-      output: given.output_tokens ?? estimateOutputTokens(text, tools, request.max_tokens),
+      output:
+        given.output_tokens ??
+        estimateOutputTokens(
+          text,
+          tools.map((tool) => JSON.stringify(tool.input)),
+          Math.max(0, request.max_tokens),
+        ),
       cacheCreation: given.cache_creation_input_tokens ?? 0,
       cacheRead: given.cache_read_input_tokens ?? 0,
     },
@@ -101,10 +107,19 @@ function textBytes(content: unknown): number {
   return bytes;
 }
 
-function estimateOutputTokens(text: string | undefined, tools: PlannedTool[], maxTokens: number): number {
+/**
+ * Default output usage, shared by every simulated wire: the words of the text plus a quarter of
+ * each tool call's argument bytes, at least 1 and at most `max` when it is a number.
+ */
+export function estimateOutputTokens(
+  text: string | undefined,
+  toolArguments: readonly string[],
+  max: unknown,
+): number {
   let tokens = text === undefined ? 0 : text.split(/\s+/).filter((word) => word.length > 0).length;
-  for (const tool of tools) tokens += Math.ceil(Buffer.byteLength(JSON.stringify(tool.input)) / 4);
-  return Math.min(Math.max(1, tokens), Math.max(0, maxTokens));
+  for (const argumentText of toolArguments) tokens += Math.ceil(Buffer.byteLength(argumentText) / 4);
+  const limit = typeof max === 'number' ? max : Number.POSITIVE_INFINITY;
+  return Math.min(Math.max(1, tokens), limit);
 }
 
 /** count_tokens: a quarter of the JSON bytes of messages, system and tools (at least 1). */

@@ -5,25 +5,18 @@
  */
 import Anthropic from '@anthropic-ai/sdk';
 import { MessageStream } from '@anthropic-ai/sdk/lib/MessageStream';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { createMessagesStreamTranslator } from '../../primitives/messages/stream.js';
 import { readSse } from '../../primitives/shared/sse.js';
-import { type Simulator, startSimulator } from '../server.js';
+import { useSimulator } from '../test-support.js';
 import { messagesWire } from './messages.js';
 
-let sim: Simulator;
 let client: Anthropic;
 
-beforeAll(async () => {
-  sim = await startSimulator({ wires: [messagesWire] });
+const sim = useSimulator({ wires: [messagesWire] });
+
+beforeAll(() => {
   client = new Anthropic({ baseURL: sim.url, apiKey: 'sk-test', maxRetries: 0 });
-});
-afterAll(async () => {
-  await sim.close();
-});
-afterEach(() => {
-  sim.reset();
-  sim.clearRequests();
 });
 
 const PARAMS = {

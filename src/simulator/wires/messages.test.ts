@@ -1,7 +1,7 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { readSse } from '../../primitives/shared/sse.js';
 import type { SseEvent } from '../../primitives/shared/types.js';
-import { type Simulator, startSimulator } from '../server.js';
+import { readEventNames, useSimulator } from '../test-support.js';
 import { messagesWire } from './messages.js';
 import { countTokens, split } from './messages-answer.js';
 
@@ -16,18 +16,7 @@ interface Loose {
   delta: { type: string; text: string; partial_json: string };
 }
 
-let sim: Simulator;
-
-beforeAll(async () => {
-  sim = await startSimulator({ wires: [messagesWire] });
-});
-afterAll(async () => {
-  await sim.close();
-});
-afterEach(() => {
-  sim.reset();
-  sim.clearRequests();
-});
+const sim = useSimulator({ wires: [messagesWire] });
 
 const REQUEST = {
   model: 'vendora-test-1',
@@ -232,24 +221,16 @@ describe('messages wire: streaming', () => {
   it('destroys the socket after dropAfterEvents events', async () => {
     sim.setBehaviour({ dropAfterEvents: 3, eventDelayMs: 1 }, { times: 1 });
     const response = await post({ ...REQUEST, stream: true });
-    const seen: string[] = [];
-    await expect(
-      (async () => {
-        for await (const event of readSse(response.body!)) seen.push(event.event ?? '');
-      })(),
-    ).rejects.toThrow();
+    const { seen, reading } = readEventNames(response);
+    await expect(reading).rejects.toThrow();
     expect(seen).toEqual(['message_start', 'ping', 'content_block_start']);
   });
 
   it('destroys the socket after dropAfterEvents also on the single-write path', async () => {
     sim.setBehaviour({ dropAfterEvents: 2 }, { times: 1 });
     const response = await post({ ...REQUEST, stream: true });
-    const seen: string[] = [];
-    await expect(
-      (async () => {
-        for await (const event of readSse(response.body!)) seen.push(event.event ?? '');
-      })(),
-    ).rejects.toThrow();
+    const { seen, reading } = readEventNames(response);
+    await expect(reading).rejects.toThrow();
     expect(seen).toEqual(['message_start', 'ping']);
   });
 
@@ -262,11 +243,11 @@ describe('messages wire: streaming', () => {
       body: JSON.stringify({ ...REQUEST, stream: true }),
       signal: controller.signal,
     });
-    const seen: string[] = [];
-    const reading = (async () => {
-      for await (const event of readSse(response.body!)) seen.push(event.event ?? '');
-      return 'ended';
-    })().catch(() => 'aborted');
+    const { seen, reading: read } = readEventNames(response);
+    const reading = read.then(
+      () => 'ended',
+      () => 'aborted',
+    );
     const outcome = await Promise.race([
       reading,
       new Promise((resolve) => setTimeout(() => resolve('open'), 150)),

@@ -5,8 +5,10 @@
  * applies the behaviour's failure modes and writes with backpressure.
  */
 import type { ServerResponse } from 'node:http';
-import { flushed, sendJson, sleep, writeChunk } from '../http-io.js';
-import type { SimBehaviour, SimCall, SimWire } from '../types.js';
+import { sendJson } from '../http-io.js';
+import { EVENT_STREAM_HEADERS, writeEventStream } from '../stream-writer.js';
+import type { SimCall, SimWire } from '../types.js';
+import { type CallFailure, callFailure } from './call-failure.js';
 import {
   countTokens,
   errorBody,
@@ -33,34 +35,32 @@ export const messagesWire: SimWire = {
 
 async function createMessage(call: SimCall): Promise<void> {
   const requestId = newRequestId();
-  const invalid = validate(call.body, true);
-  if (invalid !== undefined)
-    return sendJson(call.response, 400, errorBody(400, invalid, requestId), headers(requestId));
-  if (answerWithError(call, requestId)) return;
+  const failure = callFailure(call, validate(call.body, true));
+  if (failure !== undefined) return sendError(call.response, failure, requestId);
   const request = call.body as MessagesRequestBody;
   const answer = planAnswer(request, call.behaviour);
   if (request.stream !== true) return sendJson(call.response, 200, messageBody(answer), headers(requestId));
-  await writeStream(call.response, streamEvents(answer, call.behaviour), call.behaviour, requestId);
+  await writeEventStream(call.response, streamEvents(answer, call.behaviour), call.behaviour, {
+    ...EVENT_STREAM_HEADERS,
+    ...headers(requestId),
+  });
 }
 
 function countMessageTokens(call: SimCall): void {
   const requestId = newRequestId();
-  const invalid = validate(call.body, false);
-  if (invalid !== undefined) {
-    sendJson(call.response, 400, errorBody(400, invalid, requestId), headers(requestId));
-  } else if (!answerWithError(call, requestId)) {
-    const inputTokens = call.behaviour.usage?.input_tokens ?? countTokens(call.body as MessagesRequestBody);
-    sendJson(call.response, 200, { input_tokens: inputTokens }, headers(requestId));
+  const failure = callFailure(call, validate(call.body, false));
+  if (failure !== undefined) {
+    sendError(call.response, failure, requestId);
+    return;
   }
+  const inputTokens = call.behaviour.usage?.input_tokens ?? countTokens(call.body as MessagesRequestBody);
+  sendJson(call.response, 200, { input_tokens: inputTokens }, headers(requestId));
 }
 
-function answerWithError(call: SimCall, requestId: string): boolean {
-  const status = call.behaviour.status;
-  if (status === undefined || status < 400) return false;
+function sendError(response: ServerResponse, failure: CallFailure, requestId: string): void {
   const extra = headers(requestId);
-  if (call.behaviour.retryAfter !== undefined) extra['retry-after'] = call.behaviour.retryAfter;
-  sendJson(call.response, status, errorBody(status, call.behaviour.errorMessage, requestId), extra);
-  return true;
+  if (failure.retryAfter !== undefined) extra['retry-after'] = failure.retryAfter;
+  sendJson(response, failure.status, errorBody(failure.status, failure.message, requestId), extra);
 }
 
 function headers(requestId: string): Record<string, string> {
@@ -85,42 +85,4 @@ function validate(body: unknown, create: boolean): string | undefined {
   if (fields.stream !== undefined && typeof fields.stream !== 'boolean')
     return 'stream: Input should be a valid boolean';
   return undefined;
-}
-
-/**
- * Writes the events. Without `eventDelayMs` the events go out in one write (fast path for benchmarks);
- * with it, one write per event with the delay in between. `dropAfterEvents` destroys the socket once
- * that many events were flushed; `stallAfterEvents` stops writing and leaves the response open.
- */
-async function writeStream(
-  response: ServerResponse,
-  events: string[],
-  behaviour: SimBehaviour,
-  requestId: string,
-): Promise<void> {
-  response.writeHead(200, {
-    'content-type': 'text/event-stream; charset=utf-8',
-    'cache-control': 'no-cache',
-    'request-id': requestId,
-  });
-  const drop = behaviour.dropAfterEvents;
-  const stall = behaviour.stallAfterEvents;
-  const limit = Math.min(events.length, drop ?? Number.POSITIVE_INFINITY, stall ?? Number.POSITIVE_INFINITY);
-  const delay = behaviour.eventDelayMs ?? 0;
-  if (delay > 0 || limit === 0) response.flushHeaders();
-  if (delay > 0) {
-    for (let index = 0; index < limit; index++) {
-      if (index > 0) await sleep(delay);
-      if (!(await writeChunk(response, events[index]!))) return;
-    }
-  } else if (limit > 0) {
-    if (!(await writeChunk(response, events.slice(0, limit).join('')))) return;
-  }
-  if (drop !== undefined && drop <= limit) {
-    await flushed(response);
-    response.destroy();
-    return;
-  }
-  if (stall !== undefined && stall <= limit) return;
-  response.end();
 }

@@ -1,25 +1,18 @@
 import OpenAI from 'openai';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { parseResponsesResponse } from '../../primitives/responses/response.js';
 import { createResponsesStreamTranslator } from '../../primitives/responses/stream.js';
 import { readSse } from '../../primitives/shared/sse.js';
 import type { SseEvent, TranslateContext } from '../../primitives/shared/types.js';
-import { type Simulator, startSimulator } from '../server.js';
+import { readEventNames, useSimulator } from '../test-support.js';
 import { responsesWire } from './responses.js';
 
-let sim: Simulator;
 let client: OpenAI;
 
-beforeAll(async () => {
-  sim = await startSimulator({ wires: [responsesWire] });
+const sim = useSimulator({ wires: [responsesWire] });
+
+beforeAll(() => {
   client = new OpenAI({ apiKey: 'sk-test', baseURL: `${sim.url}/v1`, maxRetries: 0 });
-});
-afterAll(async () => {
-  await sim.close();
-});
-afterEach(() => {
-  sim.reset();
-  sim.clearRequests();
 });
 
 const CONTEXT: TranslateContext = {
@@ -211,12 +204,8 @@ describe('responses wire: streaming', () => {
   it('destroys the socket after dropAfterEvents events', async () => {
     sim.setBehaviour({ dropAfterEvents: 3 }, { times: 1 });
     const response = await post({ ...REQUEST, stream: true });
-    const seen: string[] = [];
-    await expect(
-      (async () => {
-        for await (const event of readSse(response.body!)) seen.push(event.event ?? '');
-      })(),
-    ).rejects.toThrow();
+    const { seen, reading } = readEventNames(response);
+    await expect(reading).rejects.toThrow();
     expect(seen).toEqual(['response.created', 'response.in_progress', 'response.output_item.added']);
   });
 
@@ -229,11 +218,11 @@ describe('responses wire: streaming', () => {
       body: JSON.stringify({ ...REQUEST, stream: true }),
       signal: controller.signal,
     });
-    const seen: string[] = [];
-    const reading = (async () => {
-      for await (const event of readSse(response.body!)) seen.push(event.event ?? '');
-      return 'ended';
-    })().catch(() => 'aborted');
+    const { seen, reading: read } = readEventNames(response);
+    const reading = read.then(
+      () => 'ended',
+      () => 'aborted',
+    );
     await new Promise((resolve) => setTimeout(resolve, 100));
     expect(seen).toEqual(['response.created', 'response.in_progress']);
     controller.abort();

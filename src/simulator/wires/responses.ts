@@ -16,9 +16,11 @@
 import { randomBytes } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
 import { encodeSseEvent } from '../../primitives/shared/sse.js';
-import { flushed, sendJson, sleep, writeChunk } from '../http-io.js';
+import { sendJson } from '../http-io.js';
+import { EVENT_STREAM_HEADERS, writeEventStream } from '../stream-writer.js';
 import type { SimBehaviour, SimCall, SimWire } from '../types.js';
-import { DEFAULT_TEXT, split } from './messages-answer.js';
+import { type CallFailure, callFailure } from './call-failure.js';
+import { DEFAULT_TEXT, estimateOutputTokens, split } from './messages-answer.js';
 
 export const responsesWire: SimWire = {
   name: 'responses',
@@ -41,23 +43,16 @@ interface Answer {
 
 async function createResponse(call: SimCall): Promise<void> {
   const requestId = `req_${hex(16)}`;
-  const invalid = validate(call.body);
-  if (invalid !== undefined) return sendError(call.response, 400, invalid, requestId, undefined);
-  const status = call.behaviour.status;
-  if (status !== undefined && status >= 400) {
-    return sendError(
-      call.response,
-      status,
-      call.behaviour.errorMessage,
-      requestId,
-      call.behaviour.retryAfter,
-    );
-  }
+  const failure = callFailure(call, validate(call.body));
+  if (failure !== undefined) return sendError(call.response, failure, requestId);
   const body = call.body as Body;
   const answer = planAnswer(body, call.behaviour);
   const response = responseObject(body, answer, `resp_${hex(24)}`);
   if (body.stream !== true) return sendJson(call.response, 200, response, { 'x-request-id': requestId });
-  await writeStream(call.response, streamEvents(response, answer, call.behaviour), call.behaviour, requestId);
+  await writeEventStream(call.response, streamEvents(response, answer, call.behaviour), call.behaviour, {
+    ...EVENT_STREAM_HEADERS,
+    'x-request-id': requestId,
+  });
 }
 
 function validate(body: unknown): string | undefined {
@@ -91,7 +86,13 @@ function planAnswer(body: Body, behaviour: SimBehaviour): Answer {
     incompleteReason,
     usage: {
       input: given.input_tokens ?? Math.max(1, Math.ceil(textBytes([body.instructions, body.input]) / 4)),
-      output: given.output_tokens ?? estimateOutput(text, calls, body.max_output_tokens),
+      output:
+        given.output_tokens ??
+        estimateOutputTokens(
+          text,
+          calls.map((call) => call.arguments),
+          body.max_output_tokens,
+        ),
       cacheRead: given.cache_read_input_tokens ?? 0,
       cacheWrite: given.cache_creation_input_tokens ?? 0,
     },
@@ -106,13 +107,6 @@ function textBytes(value: unknown): number {
   return (
     textBytes(value.text) + textBytes(value.content) + textBytes(value.output) + textBytes(value.arguments)
   );
-}
-
-function estimateOutput(text: string | undefined, calls: Answer['calls'], max: unknown): number {
-  let tokens = text === undefined ? 0 : text.split(/\s+/).filter((word) => word.length > 0).length;
-  for (const call of calls) tokens += Math.ceil(Buffer.byteLength(call.arguments) / 4);
-  const limit = typeof max === 'number' ? max : Number.POSITIVE_INFINITY;
-  return Math.min(Math.max(1, tokens), limit);
 }
 
 function usageBody(usage: Answer['usage']): Body {
@@ -238,57 +232,14 @@ const ERROR_LABELS: Record<number, [string, string | null]> = {
   429: ['requests', 'rate_limit_exceeded'],
 };
 
-function sendError(
-  response: ServerResponse,
-  status: number,
-  message: string | undefined,
-  requestId: string,
-  retryAfter: string | undefined,
-): void {
+function sendError(response: ServerResponse, failure: CallFailure, requestId: string): void {
+  const { status, message, retryAfter } = failure;
   const [type, code] =
     ERROR_LABELS[status] ?? (status >= 500 ? ['server_error', null] : ['invalid_request_error', null]);
   const headers: Record<string, string> = { 'x-request-id': requestId };
   if (retryAfter !== undefined) headers['retry-after'] = retryAfter;
   const text = message ?? `Simulated ${type} (HTTP ${status})`;
   sendJson(response, status, { error: { message: text, type, param: null, code } }, headers);
-}
-
-/**
- * One write per event with `eventDelayMs` between them (one write for all without a delay);
- * `dropAfterEvents` destroys the socket once that many events were flushed; `stallAfterEvents`
- * stops writing and leaves the response open.
- */
-async function writeStream(
-  response: ServerResponse,
-  events: string[],
-  behaviour: SimBehaviour,
-  requestId: string,
-): Promise<void> {
-  response.writeHead(200, {
-    'content-type': 'text/event-stream; charset=utf-8',
-    'cache-control': 'no-cache',
-    'x-request-id': requestId,
-  });
-  const drop = behaviour.dropAfterEvents;
-  const stall = behaviour.stallAfterEvents;
-  const limit = Math.min(events.length, drop ?? Number.POSITIVE_INFINITY, stall ?? Number.POSITIVE_INFINITY);
-  const delay = behaviour.eventDelayMs ?? 0;
-  response.flushHeaders();
-  if (delay > 0) {
-    for (let index = 0; index < limit; index++) {
-      if (index > 0) await sleep(delay);
-      if (!(await writeChunk(response, events[index] ?? ''))) return;
-    }
-  } else if (limit > 0 && !(await writeChunk(response, events.slice(0, limit).join('')))) {
-    return;
-  }
-  if (drop !== undefined && drop <= limit) {
-    await flushed(response);
-    response.destroy();
-    return;
-  }
-  if (stall !== undefined && stall <= limit) return;
-  response.end();
 }
 
 function hex(length: number): string {

@@ -43,11 +43,16 @@ export async function closeWorkUnitIn(client: Client, input: CloseWorkUnitInput)
   const unit = await workUnitRow(client, input.projectId, input.id, 'FOR UPDATE');
   if (!unit) throw new GatewayError('work_unit_not_found', 'Work Unit not found.');
   if (unit.status === 'closed') return { record: unit, status: 200 };
-  await client.query("UPDATE work_units SET status = 'closed', closed_at = $1 WHERE id = $2", [
-    input.closedAt,
-    input.id,
-  ]);
-  return { record: { ...unit, status: 'closed' as const, closedAt: input.closedAt }, status: 201 };
+  // Times are taken before the row lock, so a Run created just before this close may carry a later
+  // timestamp; closed_at never precedes a Run of the Work Unit, so the record reads in commit order.
+  const closed = await client.query<{ closed_at: Date }>(
+    `UPDATE work_units SET status = 'closed',
+       closed_at = GREATEST($1::timestamptz, (SELECT MAX(created_at) FROM runs WHERE work_unit_id = $2))
+     WHERE id = $2 RETURNING closed_at`,
+    [input.closedAt, input.id],
+  );
+  const closedAt = closed.rows[0]!.closed_at.toISOString();
+  return { record: { ...unit, status: 'closed' as const, closedAt }, status: 201 };
 }
 
 export async function insertRun(client: Client, input: CreateRunInput): Promise<Write<Run>> {
