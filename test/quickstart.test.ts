@@ -85,4 +85,60 @@ describe('quick start configuration', () => {
     const background = await client.responses.create({ model: 'demo', input: 'hello', background: true });
     expect(['queued', 'in_progress', 'completed']).toContain(background.status);
   });
+
+  it('answers malformed input on every POST endpoint with a 4xx in its dialect, never a 5xx', async () => {
+    const bodies = [
+      'null',
+      '[]',
+      '"x"',
+      '{',
+      '{"model":null}',
+      '{"__proto__":{"x":1}}',
+      '{"model":"demo","max_tokens":"a","messages":[]}',
+      '{"model":"demo","max_tokens":10,"messages":[{"role":"user","content":[null]}]}',
+      '{"model":"demo","max_tokens":10,"messages":[{"role":"user","content":"x"}],"tools":[{}]}',
+      '{"work_unit_id":[],"budget_micros_usd":{}}',
+      '{"definition_id":1,"value":[],"observed_at":5}',
+      '{"input_file_id":5,"endpoint":"/v1/messages","completion_window":"24h"}',
+      '{"model":"demo","input":[{"type":"bogus"}]}',
+    ];
+    const paths = [
+      '/v1/messages',
+      '/v1/messages/count_tokens',
+      '/svc/v1/work-units',
+      '/svc/v1/runs',
+      '/svc/v1/work-units/wku_x/outcomes',
+      '/svc/v1/runs/run_x/close',
+      '/v1/batches',
+      '/v1/responses',
+      '/v1/moderations',
+      '/v1/images/generations',
+      '/v1/audio/speech',
+      '/v1/files',
+      '/v1/audio/transcriptions',
+    ];
+    const failures: string[] = [];
+    let count = 0;
+    for (const path of paths) {
+      for (const body of bodies) {
+        for (const contentType of ['application/json', 'text/plain', 'multipart/form-data; boundary=x']) {
+          count++;
+          const response = await fetch(`${gateway.url}${path}`, {
+            method: 'POST',
+            headers: {
+              authorization: `Bearer ${key}`,
+              'vendora-version': '2023-06-01',
+              'content-type': contentType,
+              'idempotency-key': `fuzz-${count}`,
+            },
+            body,
+          });
+          await response.text();
+          if (response.status >= 500 || !response.headers.get('request-id'))
+            failures.push(`${response.status} ${path} ${contentType} ${body}`);
+        }
+      }
+    }
+    expect(failures).toEqual([]);
+  });
 });
