@@ -17,7 +17,6 @@ export const SCOPES = [
   'governance:read',
   'outcome:write',
   'inference',
-  'admin',
 ] as const;
 export type Scope = (typeof SCOPES)[number];
 

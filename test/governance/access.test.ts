@@ -76,8 +76,8 @@ describeEachStore('governance: authentication, scopes, Project isolation', (kind
     }
   });
 
-  it('inference, run:attach and admin grant no governance endpoint', async () => {
-    const key = await gateway.key('prj_a', ['inference', 'run:attach', 'admin']);
+  it('inference and run:attach grant no governance endpoint', async () => {
+    const key = await gateway.key('prj_a', ['inference', 'run:attach']);
     for (const endpoint of await endpoints()) {
       expectSvcError(await send(endpoint, { key }), 403, 'gateway_key_scope_denied');
     }
