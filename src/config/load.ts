@@ -24,8 +24,8 @@ const validate = ajv.compile(ConfigSchema);
 /** Validates an already-parsed configuration object (defaults are filled in place). */
 export function parseConfig(
   raw: unknown,
-  file = '<config>',
-  environment: NodeJS.ProcessEnv = process.env,
+  file: string,
+  environment: NodeJS.ProcessEnv,
 ): Config {
   if (!validate(raw)) {
     const problems = (validate.errors ?? []).map((error) => {
@@ -45,7 +45,7 @@ export function parseConfig(
   return config;
 }
 
-export function loadConfig(file: string, environment: NodeJS.ProcessEnv = process.env): Config {
+export function loadConfig(file: string, environment: NodeJS.ProcessEnv): Config {
   let text: string;
   try {
     text = readFileSync(file, 'utf8');

@@ -1,0 +1,110 @@
+/**
+ * The dependency rules of STYLE.md, checked on the source tree: dependencies point down, a
+ * primitive never imports another primitive or anything above it, only the composition root picks
+ * a store adapter, and only main.ts reads process.env.
+ */
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { dirname, join, relative, resolve } from 'node:path';
+import { describe, expect, it } from 'vitest';
+
+const SOURCE = resolve('src');
+
+function sourceFiles(folder: string): string[] {
+  return readdirSync(folder).flatMap((name) => {
+    const path = join(folder, name);
+    if (statSync(path).isDirectory()) return name === '__fixtures__' ? [] : sourceFiles(path);
+    return name.endsWith('.ts') && !name.endsWith('.test.ts') ? [path] : [];
+  });
+}
+
+interface ImportEdge {
+  from: string;
+  to: string;
+}
+
+const edges: ImportEdge[] = sourceFiles(SOURCE).flatMap((file) => {
+  const text = readFileSync(file, 'utf8');
+  return [
+    ...text.matchAll(/(?:import|export)[^'"]*?from\s+'(\.{1,2}\/[^']+)'|import\(\s*'(\.{1,2}\/[^']+)'\s*\)/g),
+  ].map((match) => ({
+    from: relative(SOURCE, file),
+    to: relative(SOURCE, resolve(dirname(file), (match[1] ?? match[2])!)).replace(/\.js$/, '.ts'),
+  }));
+});
+
+function violations(rule: (edge: ImportEdge) => boolean): string[] {
+  return edges.filter(rule).map((edge) => `${edge.from} -> ${edge.to}`);
+}
+
+const top = (path: string) => path.split('/')[0]!;
+const primitiveOf = (path: string) => (path.startsWith('primitives/') ? path.split('/')[1] : undefined);
+
+describe('architecture', () => {
+  it('finds the imports it checks', () => {
+    expect(edges.length).toBeGreaterThan(300);
+  });
+
+  it('keeps primitives free of vendors, governance, storage and HTTP', () => {
+    const forbidden = new Set([
+      'gateway',
+      'governance',
+      'store',
+      'http',
+      'ledger',
+      'catalogue',
+      'objects',
+      'jobs',
+      'config',
+      'startup',
+      'simulator',
+    ]);
+    expect(violations((edge) => top(edge.from) === 'primitives' && forbidden.has(top(edge.to)))).toEqual([]);
+  });
+
+  it('never lets one primitive import another (only primitives/shared)', () => {
+    expect(
+      violations((edge) => {
+        const from = primitiveOf(edge.from);
+        const to = primitiveOf(edge.to);
+        return from !== undefined && to !== undefined && from !== to && to !== 'shared';
+      }),
+    ).toEqual([]);
+  });
+
+  it('keeps the canonical model, the catalogue and the store below the use cases and HTTP', () => {
+    const above = new Set(['gateway', 'governance', 'http', 'startup', 'app.ts', 'main.ts']);
+    expect(
+      violations(
+        (edge) =>
+          ['canonical', 'catalogue', 'store', 'ledger', 'objects'].includes(top(edge.from)) &&
+          above.has(top(edge.to)),
+      ),
+    ).toEqual([]);
+  });
+
+  it('keeps use cases free of HTTP', () => {
+    expect(
+      violations(
+        (edge) => ['gateway', 'governance', 'jobs'].includes(top(edge.from)) && top(edge.to) === 'http',
+      ),
+    ).toEqual([]);
+  });
+
+  it('lets only the composition root pick a store adapter', () => {
+    expect(
+      violations(
+        (edge) =>
+          /^store\/(sqlite|postgres)\//.test(edge.to) &&
+          !edge.from.startsWith('store/') &&
+          edge.from !== 'startup/open-store.ts',
+      ),
+    ).toEqual([]);
+  });
+
+  it('reads process.env only in main.ts', () => {
+    const readers = sourceFiles(SOURCE)
+      .filter((file) => /process\.env\b/.test(readFileSync(file, 'utf8')))
+      .map((file) => relative(SOURCE, file));
+    expect(readers.filter((file) => file !== 'main.ts' && !file.startsWith('simulator/'))).toEqual([]);
+  });
+});
