@@ -22,11 +22,7 @@ const ajv = new Ajv({ allErrors: true, useDefaults: true, strict: false });
 const validate = ajv.compile(ConfigSchema);
 
 /** Validates an already-parsed configuration object (defaults are filled in place). */
-export function parseConfig(
-  raw: unknown,
-  file: string,
-  environment: NodeJS.ProcessEnv,
-): Config {
+export function parseConfig(raw: unknown, file: string, environment: NodeJS.ProcessEnv): Config {
   if (!validate(raw)) {
     const problems = (validate.errors ?? []).map((error) => {
       const detail =
