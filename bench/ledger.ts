@@ -1,0 +1,113 @@
+/**
+ * Ledger cost on the SQLite store: CPU per reserve + settle pair at concurrency 1, 16 and 64
+ * (group commit batches what arrives in the same event-loop turn). Prints its figures.
+ *
+ *   node --import tsx bench/ledger.ts
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { SqliteStore } from '../src/store/sqlite/sqlite-store.js';
+
+const iso = (milliseconds: number) => new Date(milliseconds).toISOString();
+
+async function main() {
+  const folder = mkdtempSync(join(tmpdir(), 'svc-ledger-bench-'));
+  const store = new SqliteStore({ path: join(folder, 'svc.db'), synchronous: 'normal' });
+  await store.migrate();
+  const now = Date.now();
+  const idempotency = (key: string) => ({
+    projectId: 'prj_b',
+    keyId: 'key_b',
+    key,
+    fingerprint: 'f',
+    createdAt: iso(now),
+    expiresAt: iso(now + 1e9),
+  });
+  await store.createWorkUnit(
+    {
+      workUnit: {
+        id: 'wku_b',
+        projectId: 'prj_b',
+        status: 'open',
+        createdAt: iso(now),
+        closedAt: null,
+        definitions: [],
+      },
+    },
+    idempotency('wu'),
+    (unit) => unit,
+  );
+  await store.createRun(
+    {
+      run: {
+        id: 'run_b',
+        projectId: 'prj_b',
+        workUnitId: 'wku_b',
+        budgetMicrosUsd: 1e15,
+        committedMicrosUsd: 0,
+        reservedMicrosUsd: 0,
+        overrunMicrosUsd: 0,
+        unknownAttempts: 0,
+        status: 'active',
+        createdAt: iso(now),
+        expiresAt: iso(now + 1e9),
+        closedAt: null,
+        closeReason: null,
+      },
+      maxRunsPerWorkUnit: 32,
+    },
+    idempotency('run'),
+    (run) => run,
+  );
+  let sequence = 0;
+  const call = async () => {
+    const attemptId = `att_${sequence++}`;
+    const at = Date.now();
+    await store.reserve({
+      attemptId,
+      projectId: 'prj_b',
+      keyId: 'key_b',
+      runId: 'run_b',
+      reservationMicrosUsd: 1000,
+      now: at,
+      createdAt: iso(at),
+      leaseExpiresAt: iso(at + 1e6),
+      owner: 'bench',
+      endpoint: '/v1/messages',
+      alias: 'a',
+      connection: 'c',
+      profile: 'p',
+      upstreamModel: 'm',
+    });
+    await store.settle({
+      attemptId,
+      state: 'settled',
+      costMicrosUsd: 10,
+      usage: { inputTokens: 1, outputTokens: 2, cacheCreationInputTokens: 0, cacheReadInputTokens: 0 },
+      outcome: 'ok',
+      httpStatus: 200,
+      durationMs: 1,
+      settledAt: iso(Date.now()),
+    });
+  };
+  for (const concurrency of [1, 16, 64]) {
+    const total = 20_000;
+    const cpu = process.cpuUsage();
+    const started = performance.now();
+    for (let round = 0; round < total / concurrency; round++)
+      await Promise.all(Array.from({ length: concurrency }, call));
+    const used = process.cpuUsage(cpu);
+    const seconds = (performance.now() - started) / 1000;
+    process.stdout.write(
+      `concurrency ${concurrency}: ${((used.user + used.system) / total).toFixed(1)} us CPU per reserve+settle, ${Math.round(total / seconds)} pairs/s\n`,
+    );
+  }
+  await store.close();
+  rmSync(folder, { recursive: true, force: true });
+}
+
+main().catch((error) => {
+  process.stderr.write(`${(error as Error).stack}\n`);
+  process.exit(1);
+});
