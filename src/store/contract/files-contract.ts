@@ -3,11 +3,11 @@
  * idempotent create (replay, conflict, only one record), status updates, removal and expiry.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { GatewayError } from '../../errors/gateway-error.js';
+import type { GatewayError } from '../../errors/gateway-error.js';
 import { newId } from '../../lib/ids.js';
 import type { FileRecord } from '../files-port.js';
 import type { Idempotency, Store } from '../port.js';
-import type { StoreHarness } from './store-contract.js';
+import { codeOf, type StoreHarness } from './harness.js';
 
 const PROJECT = 'prj_files';
 const OTHER = 'prj_other';
@@ -40,16 +40,6 @@ function record(overrides: Partial<FileRecord> = {}): FileRecord {
 }
 
 const render = (file: FileRecord) => ({ id: file.id, bytes: file.bytes });
-
-async function codeOf(promise: Promise<unknown>): Promise<string> {
-  try {
-    await promise;
-    return 'ok';
-  } catch (error) {
-    if (error instanceof GatewayError) return error.code;
-    throw error;
-  }
-}
 
 export function defineFilesContract(name: string, open: () => Promise<StoreHarness>): void {
   describe(`files contract: ${name}`, () => {

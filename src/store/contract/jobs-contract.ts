@@ -9,7 +9,7 @@ import { newId } from '../../lib/ids.js';
 import type { BatchRecord } from '../batches-port.js';
 import type { DeferredResponseRecord } from '../deferred-responses-port.js';
 import type { Idempotency } from '../port.js';
-import type { StoreHarness } from './store-contract.js';
+import type { StoreHarness } from './harness.js';
 
 const T0 = Date.parse('2026-06-01T00:00:00.000Z');
 const PROJECT = 'prj_jobs';

@@ -7,11 +7,9 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { GatewayError } from '../../errors/gateway-error.js';
 import { newId } from '../../lib/ids.js';
 import type { Idempotency, Outcome, Run, Store, WorkUnit } from '../port.js';
+import { codeOf, type StoreHarness } from './harness.js';
 
-export interface StoreHarness {
-  store: Store;
-  cleanup(): Promise<void>;
-}
+export type { StoreHarness } from './harness.js';
 
 const PROJECT = 'prj_contract';
 const OTHER_PROJECT = 'prj_other';
@@ -31,16 +29,6 @@ const renderOutcome = (outcome: Outcome) => ({
   revision: outcome.revision,
   seq: outcome.governanceSequence,
 });
-
-async function codeOf(promise: Promise<unknown>): Promise<string> {
-  try {
-    await promise;
-    return 'ok';
-  } catch (error) {
-    if (error instanceof GatewayError) return error.code;
-    throw error;
-  }
-}
 
 export function defineStoreContract(name: string, open: () => Promise<StoreHarness>): void {
   describe(`store contract: ${name}`, () => {
