@@ -1,0 +1,119 @@
+/**
+ * What the attempt runner tells the rest of the process about each upstream attempt, so metrics,
+ * traces and log lines are fed from the one place money moves (DESIGN.md section 4), never from a
+ * second copy of the bookkeeping.
+ *
+ * The runner calls, for every attempt it starts:
+ *   refused(...)                    the reservation was not admitted (nothing was called)
+ *   or started(...) -> AttemptWatch the reservation was admitted; then, on the watch:
+ *        within(fn)                 runs the upstream call with this attempt as the active context
+ *                                   (so a tracer can propagate `traceparent` to the upstream)
+ *        firstByte()                the first byte of the answer arrived (time to first token)
+ *        settled(...)               exactly once, after the settlement is durable (or given up to
+ *                                   the reaper: outcome lease_expired is then reported by the reaper)
+ * and, per routing decision, routedAway(...) and fallback(...).
+ *
+ * Observers must be cheap and must never throw into the request path.
+ */
+
+/** Every way an attempt can be settled. Metrics, logs, audit rows and reports use exactly these names. */
+export const SETTLEMENT_OUTCOMES = [
+  /** The upstream answered with usage: its actual cost is committed, the rest released. */
+  'completed',
+  /** The upstream answered an error before generating: its usage is committed (usually 0). */
+  'refused_upstream',
+  /** Nothing left this process (serialisation, signing, connect refused): 0 committed. */
+  'not_sent',
+  /** Sent, but the cost cannot be known (dropped, timed out, client gone): whole reservation. */
+  'unknown',
+  /** A running deferred response or batch was cancelled: whole reservation. */
+  'cancelled_running',
+  /** Never settled before its lease passed (process died): the reaper commits the whole reservation. */
+  'lease_expired',
+] as const;
+
+export type SettlementOutcome = (typeof SETTLEMENT_OUTCOMES)[number];
+
+/** Why a reservation was not admitted. */
+export type RefusalReason =
+  | 'run_budget_exceeded'
+  | 'run_not_active'
+  | 'run_not_found'
+  | 'key_budget_exceeded'
+  | 'project_budget_exceeded'
+  | 'rate_limited'
+  | 'store_busy'
+  | 'store_unavailable';
+
+/** Bounded, configuration-derived identity of an attempt (safe as metric labels except runId). */
+export interface AttemptLabels {
+  projectId: string;
+  keyId: string;
+  /** Never a metric label: unbounded. Logs and spans only. */
+  runId: string | null;
+  /** The endpoint, for example `messages`, `count_tokens`, `speech`, `batches`, `responses`. */
+  endpoint: string;
+  alias: string;
+  connection: string;
+  /** Profile id, for example `vendora.messages.2023-06-01`. */
+  profile: string;
+  /** The wire primitive: `messages` | `chat-completions` | `responses` | `generate-content`. */
+  primitive: string;
+  upstreamModel: string;
+  streamed: boolean;
+}
+
+export interface AttemptTokens {
+  inputTokens: number;
+  outputTokens: number;
+  cacheCreationInputTokens: number;
+  cacheReadInputTokens: number;
+}
+
+export interface AttemptSettled {
+  outcome: SettlementOutcome;
+  costMicrosUsd: number;
+  reservationMicrosUsd: number;
+  tokens: AttemptTokens | null;
+  /** The upstream's HTTP status when one was received. */
+  httpStatus: number | null;
+  /** Low-cardinality class of the failure, for example `timeout`, `connect`, `http_429`, `http_5xx`, `protocol`, `client_gone`. */
+  errorType: string | null;
+  /** The model the upstream says answered, when it said. */
+  responseModel: string | null;
+  durationMs: number;
+}
+
+export interface AttemptWatch {
+  within<T>(fn: () => T): T;
+  firstByte(): void;
+  settled(result: AttemptSettled): void;
+}
+
+export interface AttemptObserver {
+  started(attemptId: string, labels: AttemptLabels, reservationMicrosUsd: number): AttemptWatch;
+  refused(
+    labels: Omit<AttemptLabels, 'connection' | 'profile' | 'primitive' | 'upstreamModel'> &
+      Partial<AttemptLabels>,
+    reason: RefusalReason,
+  ): void;
+  routedAway(alias: string, connection: string, reason: string): void;
+  fallback(alias: string, fromConnection: string, toConnection: string, errorType: string): void;
+  /** The reaper committed attempts whose lease passed. */
+  leaseExpired(count: number): void;
+}
+
+const quietWatch: AttemptWatch = {
+  within: (fn) => fn(),
+  firstByte: () => {},
+  settled: () => {},
+};
+
+/** The observer when nothing observes: no allocation per attempt. */
+export const noAttemptObserver: AttemptObserver = {
+  started: () => quietWatch,
+  refused: () => {},
+  routedAway: () => {},
+  fallback: () => {},
+  leaseExpired: () => {},
+};
