@@ -6,8 +6,8 @@
 import type { ServerResponse } from 'node:http';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { GatewayError } from '../errors/gateway-error.js';
-import type { CountTokensService } from '../gateway/count-tokens-service.js';
-import type { MessagesService } from '../gateway/messages-service.js';
+import type { CountTokensService } from '../gateway/messages/count-tokens-service.js';
+import type { MessagesService } from '../gateway/messages/messages-service.js';
 import type { Authenticator } from './auth.js';
 import { isJsonContentType } from './body.js';
 

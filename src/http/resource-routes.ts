@@ -6,9 +6,9 @@
  */
 import type { FastifyInstance } from 'fastify';
 import type { Config } from '../config/schema.js';
+import { FilesService } from '../experimental/files/files-service.js';
+import { SideEndpointsService } from '../experimental/media/side-endpoints-service.js';
 import type { Upstreams } from '../gateway/connections.js';
-import { FilesService } from '../gateway/files-service.js';
-import { SideEndpointsService } from '../gateway/side-endpoints-service.js';
 import type { Ledger } from '../ledger/ledger.js';
 import type { Clock } from '../lib/clock.js';
 import { LocalFolderObjectStore } from '../objects/local-folder.js';

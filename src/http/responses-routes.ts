@@ -4,7 +4,7 @@
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { GatewayError } from '../errors/gateway-error.js';
-import type { ResponsesService } from '../gateway/responses/service.js';
+import type { ResponsesService } from '../experimental/responses/service.js';
 import { requireScopes } from '../governance/scopes.js';
 import type { Authenticator } from './auth.js';
 import { isJsonContentType } from './body.js';

@@ -7,12 +7,12 @@
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import type { Config } from '../config/schema.js';
-import { BatchJob } from '../gateway/batches/job.js';
-import { BatchService } from '../gateway/batches/service.js';
+import { BatchJob } from '../experimental/batches/job.js';
+import { BatchService } from '../experimental/batches/service.js';
+import { ResponseRunner } from '../experimental/responses/runner.js';
+import { RunningCalls } from '../experimental/responses/running-calls.js';
+import { ResponsesService } from '../experimental/responses/service.js';
 import type { Upstreams } from '../gateway/connections.js';
-import { ResponseRunner } from '../gateway/responses/runner.js';
-import { RunningCalls } from '../gateway/responses/running-calls.js';
-import { ResponsesService } from '../gateway/responses/service.js';
 import type { Authenticator } from '../http/auth.js';
 import { registerBatchesRoutes } from '../http/batches-routes.js';
 import { registerResponsesRoutes } from '../http/responses-routes.js';

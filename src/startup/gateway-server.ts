@@ -13,7 +13,6 @@ import type { Logger } from 'pino';
 import { buildApp } from '../app.js';
 import type { Config } from '../config/schema.js';
 import { buildUpstreams } from '../gateway/connections.js';
-import { objectOwners } from '../gateway/object-owners.js';
 import { Ledger } from '../ledger/ledger.js';
 import { type Clock, systemClock } from '../lib/clock.js';
 import { openObjectStore } from '../objects/open-objects.js';
@@ -21,6 +20,7 @@ import { type Sweeper, startObjectSweeper } from '../objects/sweeper.js';
 import { startSimulator } from '../simulator/server.js';
 import type { Store } from '../store/port.js';
 import { bootstrapStore, ensureQuickstartKey } from './bootstrap.js';
+import { objectOwners } from './object-owners.js';
 import { openStore } from './open-store.js';
 
 export interface RunningGateway {

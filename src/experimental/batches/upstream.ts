@@ -9,10 +9,10 @@
  * the results are too large (the batch becomes undeliverable).
  */
 import { randomBytes } from 'node:crypto';
+import type { Connection } from '../../gateway/connections.js';
 import { callUpstream, readJsonBody, type UpstreamResponse } from '../../primitives/shared/upstream-call.js';
 import { callUpstreamRaw } from '../../primitives/shared/upstream-raw.js';
 import type { BatchCarrier, BatchError } from '../../store/batches-port.js';
-import type { Connection } from '../connections.js';
 import { chatBatchResults, type LineResult, messageBatchResults } from './translate.js';
 
 /** The upstream answered the call with an error status. */

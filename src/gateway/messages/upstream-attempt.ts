@@ -10,33 +10,37 @@
  *   gone, stream ended without its terminal   unknown (the whole reservation is committed)
  */
 
-import type { MessagesRequest, Usage } from '../canonical/types.js';
-import { GatewayError } from '../errors/gateway-error.js';
-import { vendoraError } from '../errors/render.js';
-import type { Attempt, AttemptSubject, Ledger } from '../ledger/ledger.js';
-import { actualCost, worstCaseCost } from '../ledger/pricing.js';
-import { newId } from '../lib/ids.js';
-import { type messagesPrimitive, passthroughResponse, replaceModel } from '../primitives/messages/index.js';
-import { createSseDecoder, encodeFrame } from '../primitives/shared/sse.js';
+import type { MessagesRequest, Usage } from '../../canonical/types.js';
+import { GatewayError } from '../../errors/gateway-error.js';
+import { vendoraError } from '../../errors/render.js';
+import type { Attempt, AttemptSubject, Ledger } from '../../ledger/ledger.js';
+import { actualCost, worstCaseCost } from '../../ledger/pricing.js';
+import { newId } from '../../lib/ids.js';
+import {
+  type messagesPrimitive,
+  passthroughResponse,
+  replaceModel,
+} from '../../primitives/messages/index.js';
+import { createSseDecoder, encodeFrame } from '../../primitives/shared/sse.js';
 import {
   type ClientFrame,
   type StreamTranslator,
   type TranslateContext,
   UpstreamProtocolError,
-} from '../primitives/shared/types.js';
+} from '../../primitives/shared/types.js';
 import {
   callUpstream,
   readJsonBody,
   UpstreamFailure,
   type UpstreamResponse,
-} from '../primitives/shared/upstream-call.js';
-import type { PlannedTarget, RouteMode } from './route-plan.js';
+} from '../../primitives/shared/upstream-call.js';
 import {
   settleTransportFailure,
   settleUnreadableAnswer,
   settleUpstreamStatus,
   transportError,
-} from './upstream-errors.js';
+} from '../upstream-errors.js';
+import type { PlannedTarget, RouteMode } from './route-plan.js';
 
 export interface AttemptInput {
   planned: PlannedTarget;

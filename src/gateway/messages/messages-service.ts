@@ -4,21 +4,21 @@
  * eligible target, each try its own ledger attempt; native mode has exactly one target.
  */
 import type { IncomingHttpHeaders } from 'node:http';
-import type { MessagesRequest } from '../canonical/types.js';
+import type { MessagesRequest } from '../../canonical/types.js';
 import {
   hasCacheControl,
   providerExecutedTools,
   requestFacts,
   validateMessagesRequest,
-} from '../canonical/validate-messages.js';
-import type { NativeFacts } from '../catalogue/eligibility.js';
-import type { Config } from '../config/schema.js';
-import { GatewayError } from '../errors/gateway-error.js';
-import type { Caller } from '../governance/service.js';
-import type { Ledger } from '../ledger/ledger.js';
-import { inputTokenBound } from '../ledger/pricing.js';
+} from '../../canonical/validate-messages.js';
+import type { NativeFacts } from '../../catalogue/eligibility.js';
+import type { Config } from '../../config/schema.js';
+import { GatewayError } from '../../errors/gateway-error.js';
+import type { Caller } from '../../governance/service.js';
+import type { Ledger } from '../../ledger/ledger.js';
+import { inputTokenBound } from '../../ledger/pricing.js';
+import type { Upstreams } from '../connections.js';
 import { attachedRun, checkVendoraVersion, routeMode } from './call-headers.js';
-import type { Upstreams } from './connections.js';
 import { parseBetaHeader, planNative, planPortable, type RoutePlan, skippedHeader } from './route-plan.js';
 import { UpstreamAttempts } from './upstream-attempt.js';
 

@@ -18,6 +18,15 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Config } from '../../config/schema.js';
 import { GatewayError } from '../../errors/gateway-error.js';
+import type { Connection, Upstreams } from '../../gateway/connections.js';
+import { selectConnection, targetOn } from '../../gateway/deferred-connection.js';
+import { settleDurable } from '../../gateway/durable-settlement.js';
+import { attachedRun } from '../../gateway/messages/call-headers.js';
+import {
+  settleTransportFailure,
+  settleUnreadableAnswer,
+  settleUpstreamStatus,
+} from '../../gateway/upstream-errors.js';
 import type { Caller } from '../../governance/service.js';
 import type { Ledger } from '../../ledger/ledger.js';
 import { actualCost, inputTokenBound, worstCaseCost } from '../../ledger/pricing.js';
@@ -28,11 +37,6 @@ import { mapResponsesError } from '../../primitives/responses/error.js';
 import { callUpstream, readJsonBody } from '../../primitives/shared/upstream-call.js';
 import { type DeferredResponseRecord, FINISHED_STATUSES } from '../../store/deferred-responses-port.js';
 import type { Store } from '../../store/port.js';
-import { attachedRun } from '../call-headers.js';
-import type { Connection, Upstreams } from '../connections.js';
-import { selectConnection, targetOn } from '../deferred-connection.js';
-import { settleDurable } from '../durable-settlement.js';
-import { settleTransportFailure, settleUnreadableAnswer, settleUpstreamStatus } from '../upstream-errors.js';
 import { getSealedJson, putSealedJson, requestKey, resultKey } from './objects.js';
 import { checkResponsesRequest, upstreamBody } from './request.js';
 import type { RunningCalls } from './running-calls.js';

@@ -17,6 +17,9 @@
 
 import type { Readable } from 'node:stream';
 import type { Config } from '../../config/schema.js';
+import type { Upstreams } from '../../gateway/connections.js';
+import { settleDurable } from '../../gateway/durable-settlement.js';
+import { bindingFor } from '../../gateway/primitive-registry.js';
 import type { JobContext, JobOutcome } from '../../jobs/worker.js';
 import type { Settlement } from '../../ledger/ledger.js';
 import type { Clock } from '../../lib/clock.js';
@@ -26,9 +29,6 @@ import { UpstreamFailure } from '../../primitives/shared/upstream-call.js';
 import type { BatchError, BatchPatch, BatchRecord, BatchStatus } from '../../store/batches-port.js';
 import type { JobRecord } from '../../store/jobs-port.js';
 import type { Store } from '../../store/port.js';
-import type { Upstreams } from '../connections.js';
-import { settleDurable } from '../durable-settlement.js';
-import { bindingFor } from '../primitive-registry.js';
 import { newIds, payloadKey } from './ids.js';
 import { buildOutputs } from './translate.js';
 import {

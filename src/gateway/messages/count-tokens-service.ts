@@ -5,21 +5,21 @@
  * and charged.
  */
 import type { IncomingHttpHeaders } from 'node:http';
-import { validateCountTokensRequest } from '../canonical/validate-messages.js';
-import { GatewayError } from '../errors/gateway-error.js';
-import type { Caller } from '../governance/service.js';
-import type { Ledger } from '../ledger/ledger.js';
+import { validateCountTokensRequest } from '../../canonical/validate-messages.js';
+import { GatewayError } from '../../errors/gateway-error.js';
+import type { Caller } from '../../governance/service.js';
+import type { Ledger } from '../../ledger/ledger.js';
 import {
   buildCountTokensRequest,
   DEFAULT_MESSAGES_OPTIONS,
   mapMessagesError,
   parseCountTokensResponse,
-} from '../primitives/messages/index.js';
-import { callUpstream, readJsonBody } from '../primitives/shared/upstream-call.js';
+} from '../../primitives/messages/index.js';
+import { callUpstream, readJsonBody } from '../../primitives/shared/upstream-call.js';
+import type { Upstreams } from '../connections.js';
+import { settleTransportFailure, settleUnreadableAnswer, settleUpstreamStatus } from '../upstream-errors.js';
 import { attachedRun, checkVendoraVersion, routeMode } from './call-headers.js';
-import type { Upstreams } from './connections.js';
 import { parseBetaHeader } from './route-plan.js';
-import { settleTransportFailure, settleUnreadableAnswer, settleUpstreamStatus } from './upstream-errors.js';
 
 export interface CountTokensCall {
   caller: Caller;

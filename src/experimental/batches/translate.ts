@@ -9,10 +9,10 @@
  */
 
 import type { Usage } from '../../canonical/types.js';
+import type { PrimitiveBinding } from '../../gateway/primitive-registry.js';
 import { actualCost } from '../../ledger/pricing.js';
 import type { BatchLinePlan, BatchRequestCounts } from '../../store/batches-port.js';
 import type { AttemptUsage } from '../../store/port.js';
-import type { PrimitiveBinding } from '../primitive-registry.js';
 import type { CheckedLine } from './lines.js';
 
 export interface LineResult {

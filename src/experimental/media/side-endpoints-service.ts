@@ -13,27 +13,32 @@
  */
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Readable } from 'node:stream';
-import type { Config, ResourcePricesConfig } from '../config/schema.js';
-import { GatewayError } from '../errors/gateway-error.js';
-import type { Caller } from '../governance/service.js';
-import type { Attempt, Ledger } from '../ledger/ledger.js';
-import { characterCount, imagesCost, speechCost, transcriptionCost } from '../ledger/resource-pricing.js';
-import { randomBase32 } from '../lib/ids.js';
-import { type ObjectStore, ObjectTooLargeError } from '../objects/port.js';
-import type { ObjectOwner } from '../objects/sweep.js';
-import { mapChatError } from '../primitives/chat-completions/error.js';
+import type { Config, ResourcePricesConfig } from '../../config/schema.js';
+import { GatewayError } from '../../errors/gateway-error.js';
+import type { Connection, Upstreams } from '../../gateway/connections.js';
+import { type FormPart, repeatedField, unknownField } from '../../gateway/form-parts.js';
+import { attachedRun } from '../../gateway/messages/call-headers.js';
+import { type ResourceEndpoint, resolveConnection } from '../../gateway/resource-route.js';
+import {
+  settleTransportFailure,
+  settleUnreadableAnswer,
+  settleUpstreamStatus,
+} from '../../gateway/upstream-errors.js';
+import type { Caller } from '../../governance/service.js';
+import type { Attempt, Ledger } from '../../ledger/ledger.js';
+import { characterCount, imagesCost, speechCost, transcriptionCost } from '../../ledger/resource-pricing.js';
+import { randomBase32 } from '../../lib/ids.js';
+import { type ObjectStore, ObjectTooLargeError } from '../../objects/port.js';
+import type { ObjectOwner } from '../../objects/sweep.js';
+import { mapChatError } from '../../primitives/chat-completions/error.js';
 import {
   imageCount,
   SIDE_PATHS,
   transcriptionSeconds,
-} from '../primitives/chat-completions/side-endpoints.js';
-import { multipartBody } from '../primitives/shared/multipart-body.js';
-import { callUpstream, readJsonBody, type UpstreamResponse } from '../primitives/shared/upstream-call.js';
-import { callUpstreamRaw } from '../primitives/shared/upstream-raw.js';
-import { attachedRun } from './call-headers.js';
-import type { Connection, Upstreams } from './connections.js';
-import { type FormPart, repeatedField, unknownField } from './form-parts.js';
-import { type ResourceEndpoint, resolveConnection } from './resource-route.js';
+} from '../../primitives/chat-completions/side-endpoints.js';
+import { multipartBody } from '../../primitives/shared/multipart-body.js';
+import { callUpstream, readJsonBody, type UpstreamResponse } from '../../primitives/shared/upstream-call.js';
+import { callUpstreamRaw } from '../../primitives/shared/upstream-raw.js';
 import {
   checkImages,
   checkModeration,
@@ -42,7 +47,6 @@ import {
   isTranscriptionField,
   type TranscriptionField,
 } from './side-requests.js';
-import { settleTransportFailure, settleUnreadableAnswer, settleUpstreamStatus } from './upstream-errors.js';
 
 export type SideAnswer =
   | { kind: 'json'; headers: Record<string, string>; body: unknown }

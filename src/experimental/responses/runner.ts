@@ -10,6 +10,8 @@
  * (another replica); the cancel settles the attempt, so it is settled exactly once either way.
  */
 
+import type { Upstreams } from '../../gateway/connections.js';
+import { settleDurable } from '../../gateway/durable-settlement.js';
 import type { JobContext, JobOutcome } from '../../jobs/worker.js';
 import type { Settlement } from '../../ledger/ledger.js';
 import { actualCost } from '../../ledger/pricing.js';
@@ -20,8 +22,6 @@ import { callUpstream, readJsonBody, type UpstreamFailure } from '../../primitiv
 import type { DeferredPatch, DeferredResponseRecord } from '../../store/deferred-responses-port.js';
 import type { JobRecord } from '../../store/jobs-port.js';
 import type { Store } from '../../store/port.js';
-import type { Upstreams } from '../connections.js';
-import { settleDurable } from '../durable-settlement.js';
 import { getSealedJson, putSealedJson, resultKey } from './objects.js';
 import type { RunningCalls } from './running-calls.js';
 import { readUpstreamResult } from './upstream-result.js';
