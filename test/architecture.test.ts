@@ -47,6 +47,7 @@ describe('architecture', () => {
   it('keeps primitives free of vendors, governance, storage and HTTP', () => {
     const forbidden = new Set([
       'gateway',
+      'experimental',
       'governance',
       'store',
       'http',
@@ -72,7 +73,7 @@ describe('architecture', () => {
   });
 
   it('keeps the canonical model, the catalogue and the store below the use cases and HTTP', () => {
-    const above = new Set(['gateway', 'governance', 'http', 'startup', 'app.ts', 'main.ts']);
+    const above = new Set(['gateway', 'experimental', 'governance', 'http', 'startup', 'app.ts', 'main.ts']);
     expect(
       violations(
         (edge) =>
@@ -85,7 +86,9 @@ describe('architecture', () => {
   it('keeps use cases free of HTTP', () => {
     expect(
       violations(
-        (edge) => ['gateway', 'governance', 'jobs'].includes(top(edge.from)) && top(edge.to) === 'http',
+        (edge) =>
+          ['gateway', 'experimental', 'governance', 'jobs'].includes(top(edge.from)) &&
+          top(edge.to) === 'http',
       ),
     ).toEqual([]);
   });
@@ -99,6 +102,40 @@ describe('architecture', () => {
           edge.from !== 'startup/open-store.ts',
       ),
     ).toEqual([]);
+  });
+
+  it('keeps the messages path and the shared call parts free of the experimental wing', () => {
+    expect(violations((edge) => top(edge.from) === 'gateway' && top(edge.to) === 'experimental')).toEqual([]);
+  });
+
+  it('lets HTTP import no adapter and no composition (services are built in startup/compose.ts)', () => {
+    expect(
+      violations(
+        (edge) =>
+          top(edge.from) === 'http' &&
+          (/^store\/(sqlite|postgres)\//.test(edge.to) ||
+            /^objects\/(local-folder|open-objects|sealing|sweeper)\.ts$/.test(edge.to) ||
+            top(edge.to) === 'startup' ||
+            top(edge.to) === 'simulator'),
+      ),
+    ).toEqual([]);
+  });
+
+  it('lets app.ts only register routes on the services of the one composition module', () => {
+    const allowed = (to: string) =>
+      ['http', 'errors', 'lib'].includes(top(to)) || to === 'startup/compose.ts';
+    expect(violations((edge) => edge.from === 'app.ts' && !allowed(edge.to))).toEqual([]);
+  });
+
+  it('builds the use-case services only in startup/compose.ts', () => {
+    const builders = sourceFiles(SOURCE)
+      .filter((file) =>
+        /new (MessagesService|CountTokensService|FilesService|SideEndpointsService|ResponsesService|ResponseRunner|BatchService|BatchJob|GovernanceService|Authenticator|JobWorker|Ledger)\(/.test(
+          readFileSync(file, 'utf8'),
+        ),
+      )
+      .map((file) => relative(SOURCE, file));
+    expect(builders).toEqual(['startup/compose.ts']);
   });
 
   it('reads process.env only in main.ts', () => {

@@ -11,7 +11,7 @@ import { ManualClock } from '../../src/lib/clock.js';
 import { LocalFolderObjectStore } from '../../src/objects/local-folder.js';
 import { objectsFolder } from '../../src/objects/open-objects.js';
 import { sweepObjects } from '../../src/objects/sweep.js';
-import { objectOwners } from '../../src/startup/object-owners.js';
+import { objectOwners } from '../../src/startup/compose.js';
 import { describePostgres } from '../support/postgres.js';
 import { type ResourceGateway, startResourceGateway } from '../support/resource-gateway.js';
 

@@ -19,10 +19,10 @@ import type { Readable } from 'node:stream';
 import type { Config } from '../../config/schema.js';
 import { GatewayError } from '../../errors/gateway-error.js';
 import type { Connection, Upstreams } from '../../gateway/connections.js';
-import { selectConnection } from '../../gateway/deferred-connection.js';
 import { settleDurable } from '../../gateway/durable-settlement.js';
 import { attachedRun } from '../../gateway/messages/call-headers.js';
 import { bindingFor } from '../../gateway/primitive-registry.js';
+import { resolveConnection } from '../../gateway/resource-route.js';
 import { checkIdempotencyKey, idempotencyFor } from '../../governance/idempotency.js';
 import type { Caller } from '../../governance/service.js';
 import type { Ledger } from '../../ledger/ledger.js';
@@ -69,13 +69,8 @@ export function carrierOf(connection: Connection): BatchCarrier {
     case 'responses':
     case 'generate-content':
     case 'converse':
-      throw new GatewayError(
-        'invalid_request',
-        `Svc-Route: connection ${connection.name} (${connection.row.id}) has no batch API`,
-        {
-          param: 'svc-route',
-        },
-      );
+      // resolveConnection refused it already (catalogue/side-endpoints.ts BATCH_PRIMITIVES).
+      throw new Error(`connection ${connection.name} (${connection.row.id}) has no batch API`);
     default: {
       const never: never = connection.row.primitive;
       throw new Error(`unknown primitive ${String(never)}`);
@@ -102,7 +97,12 @@ export class BatchService {
     const runId = attachedRun(call.caller, call.headers);
     const key = checkIdempotencyKey(call.headers['idempotency-key']);
     const body = checkBatchCreate(call.body);
-    const connection = selectConnection(call.headers, config, upstreams, 'batches');
+    const connection = resolveConnection(
+      upstreams,
+      config.endpoints.default_connections,
+      call.headers,
+      'batches',
+    );
     const carrier = carrierOf(connection);
     const { projectId, keyId } = call.caller;
     const now = clock.now();

@@ -19,9 +19,9 @@ import type { IncomingHttpHeaders } from 'node:http';
 import type { Config } from '../../config/schema.js';
 import { GatewayError } from '../../errors/gateway-error.js';
 import type { Connection, Upstreams } from '../../gateway/connections.js';
-import { selectConnection, targetOn } from '../../gateway/deferred-connection.js';
 import { settleDurable } from '../../gateway/durable-settlement.js';
 import { attachedRun } from '../../gateway/messages/call-headers.js';
+import { resolveConnection, targetOn } from '../../gateway/resource-route.js';
 import {
   settleTransportFailure,
   settleUnreadableAnswer,
@@ -73,17 +73,6 @@ export interface ServiceAnswer {
 const notFound = (id: string) =>
   new GatewayError('resource_not_found', `No response with id ${id}.`, { param: 'response_id' });
 
-function responsesConnection(connection: Connection): Connection {
-  if (connection.row.primitive !== 'responses') {
-    throw new GatewayError(
-      'invalid_request',
-      `Svc-Route: connection ${connection.name} (${connection.row.id}) does not speak the responses wire`,
-      { param: 'svc-route' },
-    );
-  }
-  return connection;
-}
-
 export class ResponsesService {
   constructor(private readonly deps: ResponsesServiceDeps) {}
 
@@ -91,7 +80,12 @@ export class ResponsesService {
     const runId = attachedRun(call.caller, call.headers);
     const { config, upstreams, ledger, clock } = this.deps;
     const request = checkResponsesRequest(call.body, config.responses.default_max_output_tokens);
-    const connection = responsesConnection(selectConnection(call.headers, config, upstreams, 'responses'));
+    const connection = resolveConnection(
+      upstreams,
+      config.endpoints.default_connections,
+      call.headers,
+      'responses',
+    );
     const target = targetOn(upstreams, request.model, connection, 'model');
     const inputBound = inputTokenBound(
       {

@@ -14,6 +14,7 @@ import {
   DEFAULT_MESSAGES_OPTIONS,
   mapMessagesError,
   parseCountTokensResponse,
+  withBetaTokens,
 } from '../../primitives/messages/index.js';
 import { callUpstream, readJsonBody } from '../../primitives/shared/upstream-call.js';
 import type { Upstreams } from '../connections.js';
@@ -84,12 +85,14 @@ export class CountTokensService {
       },
       fee,
     );
-    const wire = buildCountTokensRequest(
-      call.body as Record<string, unknown>,
-      { upstreamModel: target.upstreamModel, responseModel: alias.alias, messageId: '' },
-      DEFAULT_MESSAGES_OPTIONS,
+    const wire = withBetaTokens(
+      buildCountTokensRequest(
+        call.body as Record<string, unknown>,
+        { upstreamModel: target.upstreamModel, responseModel: alias.alias, messageId: '' },
+        DEFAULT_MESSAGES_OPTIONS,
+      ),
+      betaTokens,
     );
-    if (betaTokens.length > 0) wire.headers = { ...wire.headers, 'vendora-beta': betaTokens.join(',') };
     let status: number;
     let body: unknown;
     let responseHeaders: Record<string, string | string[] | undefined>;

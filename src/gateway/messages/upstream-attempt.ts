@@ -17,9 +17,9 @@ import type { Attempt, AttemptSubject, Ledger } from '../../ledger/ledger.js';
 import { actualCost, worstCaseCost } from '../../ledger/pricing.js';
 import { newId } from '../../lib/ids.js';
 import {
+  buildNativeRequest,
   type messagesPrimitive,
   passthroughResponse,
-  replaceModel,
 } from '../../primitives/messages/index.js';
 import { createSseDecoder, encodeFrame } from '../../primitives/shared/sse.js';
 import {
@@ -94,11 +94,7 @@ export class UpstreamAttempts {
     };
     const wire =
       input.mode === 'native'
-        ? {
-            path: '/v1/messages',
-            body: replaceModel(input.rawBody, target.upstreamModel),
-            headers: nativeHeaders(input.betaTokens),
-          }
+        ? buildNativeRequest(input.rawBody, target.upstreamModel, input.betaTokens)
         : binding.primitive.buildRequest(input.request, context, binding.options);
     const upstreamAbort = new AbortController();
     const onClientGone = () => upstreamAbort.abort();
@@ -282,10 +278,4 @@ export class UpstreamAttempts {
 function errorFrame(message: string): string {
   const error = new GatewayError('upstream_unavailable', message, { type: 'api_error' });
   return encodeFrame({ event: 'error', data: JSON.stringify(vendoraError(error)) });
-}
-
-function nativeHeaders(betaTokens: string[]): Record<string, string> {
-  const headers: Record<string, string> = { 'vendora-version': '2023-06-01' };
-  if (betaTokens.length > 0) headers['vendora-beta'] = betaTokens.join(',');
-  return headers;
 }
