@@ -20,6 +20,7 @@ function sourceFiles(folder: string): string[] {
 interface ImportEdge {
   from: string;
   to: string;
+  statement: string;
 }
 
 const edges: ImportEdge[] = sourceFiles(SOURCE).flatMap((file) => {
@@ -27,6 +28,7 @@ const edges: ImportEdge[] = sourceFiles(SOURCE).flatMap((file) => {
   return [
     ...text.matchAll(/(?:import|export)[^'"]*?from\s+'(\.{1,2}\/[^']+)'|import\(\s*'(\.{1,2}\/[^']+)'\s*\)/g),
   ].map((match) => ({
+    statement: match[0],
     from: relative(SOURCE, file),
     to: relative(SOURCE, resolve(dirname(file), (match[1] ?? match[2])!)).replace(/\.js$/, '.ts'),
   }));
@@ -136,6 +138,38 @@ describe('architecture', () => {
       )
       .map((file) => relative(SOURCE, file));
     expect(builders).toEqual(['startup/compose.ts']);
+  });
+
+  it('lets only the attempt runner (and the ledger beneath it) reserve, settle or renew attempts', () => {
+    // Calls of the store's (or the ledger's) reserve / settle / renewLease / persistSettlement,
+    // anywhere outside src/ledger/ and the store itself (its adapters and contract suites).
+    const callers = sourceFiles(SOURCE)
+      .map((file) => relative(SOURCE, file))
+      .filter((file) => !file.startsWith('ledger/') && !file.startsWith('store/'))
+      .filter((file) =>
+        /\.(reserve|settle|renewLease|persistSettlement|reapExpiredAttempts)\(/.test(
+          readFileSync(join(SOURCE, file), 'utf8'),
+        ),
+      );
+    expect(callers).toEqual([]);
+    // Only the runner (and the composition module that builds it) may hold the ledger itself.
+    expect(
+      violations(
+        (edge) =>
+          edge.to === 'ledger/ledger.ts' &&
+          !edge.from.startsWith('ledger/') &&
+          edge.from !== 'startup/compose.ts' &&
+          edge.from !== 'startup/gateway-server.ts' &&
+          !/import type/.test(edge.statement),
+      ),
+    ).toEqual([]);
+    // Inside the ledger, only the runner and the ledger reach the store's ledger operations.
+    const ledgerCallers = sourceFiles(join(SOURCE, 'ledger'))
+      .map((file) => relative(SOURCE, file))
+      .filter((file) =>
+        /store\.(reserve|settle|renewLease)\(/.test(readFileSync(join(SOURCE, file), 'utf8')),
+      );
+    expect(ledgerCallers).toEqual(['ledger/ledger.ts']);
   });
 
   it('reads process.env only in main.ts', () => {

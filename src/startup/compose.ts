@@ -20,6 +20,8 @@ import { RateLimiter } from '../governance/rate-limit.js';
 import { GovernanceService } from '../governance/service.js';
 import { Authenticator } from '../http/auth.js';
 import { JobWorker } from '../jobs/worker.js';
+import { type AttemptObserver, noAttemptObserver } from '../ledger/attempt-observer.js';
+import { AttemptRunner } from '../ledger/attempt-runner.js';
 import { Ledger } from '../ledger/ledger.js';
 import type { Clock } from '../lib/clock.js';
 import { LocalFolderObjectStore } from '../objects/local-folder.js';
@@ -54,22 +56,36 @@ export interface Services {
 }
 
 /** The ledger of a process: reservations, settlements and the lease reaper over the store. */
-export function composeLedger(store: Store, clock: Clock, logger: Logger, config: Config): Ledger {
-  return new Ledger(store, clock, logger, {
-    leaseMs: config.ledger.lease_seconds * 1000,
-    reaperIntervalMs: config.ledger.reaper_interval_seconds * 1000,
-  });
+export function composeLedger(
+  store: Store,
+  clock: Clock,
+  logger: Logger,
+  config: Config,
+  observer: AttemptObserver = noAttemptObserver,
+): Ledger {
+  return new Ledger(
+    store,
+    clock,
+    logger,
+    {
+      leaseMs: config.ledger.lease_seconds * 1000,
+      reaperIntervalMs: config.ledger.reaper_interval_seconds * 1000,
+    },
+    observer,
+  );
 }
 
 export function composeServices(appDeps: AppDeps): Services {
-  const deps = {
+  const base = {
     ...appDeps,
     objects: appDeps.objects ?? new LocalFolderObjectStore({ root: objectsFolder(appDeps.config) }),
   };
+  const runner = new AttemptRunner(appDeps.ledger);
+  const deps = { ...base, runner };
   const { config, store, clock, upstreams, ledger } = deps;
   const running = new RunningCalls();
   const responses = new ResponsesService({ ...deps, running });
-  const runner = new ResponseRunner({ ...deps, running });
+  const responseRunner = new ResponseRunner({ ...deps, running });
   const batches = new BatchService(deps);
   const batchJob = new BatchJob(deps);
   const jobs = config.jobs;
@@ -77,7 +93,7 @@ export function composeServices(appDeps: AppDeps): Services {
     store.jobs,
     {
       batch: (job, context) => batchJob.run(job, context),
-      response: (job, context) => runner.run(job, context),
+      response: (job, context) => responseRunner.run(job, context),
     },
     clock,
     deps.logger,
@@ -105,10 +121,10 @@ export function composeServices(appDeps: AppDeps): Services {
       pendingFor: (runId) => ledger.pendingFor(runId),
     }),
     rateLimiter: new RateLimiter(clock),
-    messages: new MessagesService({ config, upstreams, ledger }),
-    countTokens: new CountTokensService(upstreams, ledger),
+    messages: new MessagesService({ config, upstreams, runner }),
+    countTokens: new CountTokensService(upstreams, runner),
     files: new FilesService({ config, store, objects: deps.objects, upstreams, clock }),
-    side: new SideEndpointsService({ config, upstreams, ledger, objects: deps.objects }),
+    side: new SideEndpointsService({ config, upstreams, runner, objects: deps.objects }),
     responses,
     batches,
     worker,

@@ -2,11 +2,9 @@
  * Speech, transcriptions, images and moderations on a chat-embeddings connection (Svc-Route or
  * the endpoint's default connection). Each call:
  *   scope + Run (X-Svc-Run-ID) -> connection -> configured price (else 501) -> strict request check
- *   (unknown fields refused before any upstream call) -> ledger reservation (true worst case, see
- *   ledger/resource-pricing.ts) -> upstream call -> settle once:
- *     2xx with a known cost: the actual cost;   upstream error status: nothing (not billed);
- *     connect refused: released;                other transport failure or unreadable answer: unknown
- *     (the whole reservation is committed and counted in unknown_attempts).
+ *   (unknown fields refused before any upstream call) -> the attempt runner (ledger/attempt-runner.ts,
+ *   which holds the settlement table) with the true worst case (ledger/resource-pricing.ts); this
+ *   file supplies only the wire call and how to read each answer's cost.
  * Speech audio is streamed back with the upstream's content type. A transcription's audio is first
  * streamed into a private spool object (so every field is checked before the upstream sees a byte,
  * whatever the part order), then streamed upstream from it, and the spool is removed.
@@ -19,13 +17,14 @@ import type { Connection, Upstreams } from '../../gateway/connections.js';
 import { type FormPart, repeatedField, unknownField } from '../../gateway/form-parts.js';
 import { attachedRun } from '../../gateway/messages/call-headers.js';
 import { type ResourceEndpoint, resolveConnection } from '../../gateway/resource-route.js';
-import {
-  settleTransportFailure,
-  settleUnreadableAnswer,
-  settleUpstreamStatus,
-} from '../../gateway/upstream-errors.js';
 import type { Caller } from '../../governance/service.js';
-import type { Attempt, Ledger } from '../../ledger/ledger.js';
+import type {
+  AttemptRunner,
+  ReadAnswer,
+  RefusalInfo,
+  UpstreamExchange,
+} from '../../ledger/attempt-runner.js';
+import type { AttemptPlan } from '../../ledger/ledger.js';
 import { characterCount, imagesCost, speechCost, transcriptionCost } from '../../ledger/resource-pricing.js';
 import { randomBase32 } from '../../lib/ids.js';
 import { type ObjectStore, ObjectTooLargeError } from '../../objects/port.js';
@@ -68,7 +67,7 @@ export interface TranscriptionCall {
 export interface SideDeps {
   config: Config;
   upstreams: Upstreams;
-  ledger: Ledger;
+  runner: AttemptRunner;
   objects: ObjectStore;
 }
 
@@ -128,56 +127,34 @@ export class SideEndpointsService {
     return { caller, runId, connection, prices, endpoint };
   }
 
-  private reserve(prepared: Prepared, model: string, reservation: number): Promise<Attempt> {
-    return this.deps.ledger.reserve(
-      {
-        projectId: prepared.caller.projectId,
-        keyId: prepared.caller.keyId,
-        runId: prepared.runId,
-        endpoint: `/v1/${prepared.endpoint.replace('.', '/')}`,
-        alias: model,
-        connection: prepared.connection.name,
-        profile: prepared.connection.row.id,
-        upstreamModel: model,
-      },
-      reservation,
-    );
+  private plan(prepared: Prepared, model: string, reservationMicrosUsd: number): AttemptPlan {
+    return {
+      projectId: prepared.caller.projectId,
+      keyId: prepared.caller.keyId,
+      runId: prepared.runId,
+      endpoint: `/v1/${prepared.endpoint.replace('.', '/')}`,
+      alias: model,
+      connection: prepared.connection.name,
+      profile: prepared.connection.row.id,
+      primitive: prepared.connection.row.primitive,
+      upstreamModel: model,
+      streamed: false,
+      reservationMicrosUsd,
+    };
   }
 
-  /** Sends the call; transport failures and error statuses settle the attempt and throw. */
-  private async send(
-    attempt: Attempt,
-    connection: Connection,
-    call: () => Promise<UpstreamResponse>,
-  ): Promise<UpstreamResponse> {
-    let response: UpstreamResponse;
-    try {
-      response = await call();
-    } catch (error) {
-      throw await settleTransportFailure(attempt, error);
-    }
-    if (response.status >= 200 && response.status < 300) return response;
-    const body = await readJsonBody(response.body, connection.name).catch(() => undefined);
-    const info = mapChatError(response.status, body, response.headers);
-    throw await settleUpstreamStatus(attempt, response.status, info);
-  }
-
-  private headers(prepared: Prepared, attempt: Attempt): Record<string, string> {
-    return { 'svc-route': prepared.connection.name, 'svc-attempt-id': attempt.id };
-  }
-
-  /** Reads a JSON answer; an unreadable one commits the reservation (the upstream may have billed). */
-  private async jsonAnswer(
-    attempt: Attempt,
-    response: UpstreamResponse,
-    connection: Connection,
-  ): Promise<unknown> {
-    const body = await readJsonBody(response.body, connection.name).catch(() => undefined);
-    if (typeof body !== 'object' || body === null) {
-      await settleUnreadableAnswer(attempt, response.status);
-      throw new GatewayError('upstream_error', `${connection.name} answered with a body that is not JSON.`);
-    }
-    return body;
+  /** Runs the call through the attempt runner; a failure is thrown as the client's error. */
+  private async run<Answer>(
+    prepared: Prepared,
+    plan: AttemptPlan,
+    exchange: UpstreamExchange<Answer>,
+  ): Promise<{ answer: Answer; headers: Record<string, string> }> {
+    const result = await this.deps.runner.call(plan, exchange);
+    if (!result.ok) throw result.error;
+    return {
+      answer: result.answer,
+      headers: { 'svc-route': prepared.connection.name, 'svc-attempt-id': result.attemptId },
+    };
   }
 
   async speech(call: SideCall): Promise<SideAnswer> {
@@ -192,25 +169,20 @@ export class SideEndpointsService {
       characterCount(request.input),
       prepared.prices.speech_per_million_characters_micros!,
     );
-    const attempt = await this.reserve(prepared, request.model, cost);
-    const response = await this.send(attempt, prepared.connection, () =>
-      callUpstream(prepared.connection, { path: SIDE_PATHS.speech, body: request }),
-    );
     // The upstream accepted the text: the characters are billed whether or not the client reads it all.
-    await attempt.settle({
-      state: 'settled',
-      costMicrosUsd: cost,
-      usage: null,
-      outcome: 'ok',
-      httpStatus: response.status,
-    });
+    const { answer, headers } = await this.run(
+      prepared,
+      this.plan(prepared, request.model, cost),
+      new SideExchange(prepared.connection, SIDE_PATHS.speech, request, async (response) => ({
+        answer: response,
+        costMicrosUsd: cost,
+        usage: null,
+      })),
+    );
     return {
       kind: 'stream',
-      headers: {
-        ...this.headers(prepared, attempt),
-        'content-type': contentTypeOf(response, 'application/octet-stream'),
-      },
-      stream: response.body,
+      headers: { ...headers, 'content-type': contentTypeOf(answer, 'application/octet-stream') },
+      stream: answer.body,
     };
   }
 
@@ -218,49 +190,36 @@ export class SideEndpointsService {
     const prepared = this.prepare(call.caller, call.headers, 'images.generations', 'image_micros');
     const request = checkImages(call.body);
     const perImage = prepared.prices.image_micros!;
-    const attempt = await this.reserve(prepared, request.model ?? '', imagesCost(request.n ?? 1, perImage));
-    const response = await this.send(attempt, prepared.connection, () =>
-      callUpstream(prepared.connection, { path: SIDE_PATHS.images, body: request }),
+    const { answer, headers } = await this.run(
+      prepared,
+      this.plan(prepared, request.model ?? '', imagesCost(request.n ?? 1, perImage)),
+      new SideExchange(prepared.connection, SIDE_PATHS.images, request, async (response) => {
+        const body = await jsonAnswer(response, prepared.connection);
+        const images = imageCount(body);
+        return {
+          answer: body,
+          costMicrosUsd: images === undefined ? null : imagesCost(images, perImage),
+          usage: null,
+        };
+      }),
     );
-    const body = await this.jsonAnswer(attempt, response, prepared.connection);
-    const images = imageCount(body);
-    await attempt.settle(
-      images === undefined
-        ? {
-            state: 'unknown',
-            costMicrosUsd: 0,
-            usage: null,
-            outcome: 'no_image_count',
-            httpStatus: response.status,
-          }
-        : {
-            state: 'settled',
-            costMicrosUsd: imagesCost(images, perImage),
-            usage: null,
-            outcome: 'ok',
-            httpStatus: response.status,
-          },
-    );
-    return { kind: 'json', headers: this.headers(prepared, attempt), body };
+    return { kind: 'json', headers, body: answer };
   }
 
   async moderation(call: SideCall): Promise<SideAnswer> {
     const prepared = this.prepare(call.caller, call.headers, 'moderations', 'moderation_request_micros');
     const request = checkModeration(call.body);
     const fee = prepared.prices.moderation_request_micros!;
-    const attempt = await this.reserve(prepared, request.model ?? '', fee);
-    const response = await this.send(attempt, prepared.connection, () =>
-      callUpstream(prepared.connection, { path: SIDE_PATHS.moderations, body: request }),
+    const { answer, headers } = await this.run(
+      prepared,
+      this.plan(prepared, request.model ?? '', fee),
+      new SideExchange(prepared.connection, SIDE_PATHS.moderations, request, async (response) => ({
+        answer: await jsonAnswer(response, prepared.connection),
+        costMicrosUsd: fee,
+        usage: null,
+      })),
     );
-    const body = await this.jsonAnswer(attempt, response, prepared.connection);
-    await attempt.settle({
-      state: 'settled',
-      costMicrosUsd: fee,
-      usage: null,
-      outcome: 'ok',
-      httpStatus: response.status,
-    });
-    return { kind: 'json', headers: this.headers(prepared, attempt), body };
+    return { kind: 'json', headers, body: answer };
   }
 
   async transcription(call: TranscriptionCall): Promise<SideAnswer> {
@@ -307,56 +266,51 @@ export class SideEndpointsService {
       const request = checkTranscription(values);
       if (!audio) throw new GatewayError('invalid_request', 'file: required', { param: 'file' });
       const perMinute = prepared.prices.transcription_per_minute_micros!;
-      const attempt = await this.reserve(
-        prepared,
-        request.model,
-        transcriptionCost(prepared.prices.transcription_max_seconds, perMinute),
-      );
       const content = await this.deps.objects.get(projectId, spoolKey);
       if (!content) throw new Error('the spooled audio vanished');
       const form = multipartBody(request.fields, { field: 'file', ...audio, content });
-      const response = await this.send(attempt, prepared.connection, () =>
-        callUpstreamRaw(prepared.connection, {
-          method: 'POST',
-          path: SIDE_PATHS.transcriptions,
-          headers: { 'content-type': form.contentType, 'content-length': String(form.contentLength) },
-          body: form.body,
-        }),
-      );
-      const contentType = contentTypeOf(response, 'text/plain; charset=utf-8');
-      const headers = { ...this.headers(prepared, attempt), 'content-type': contentType };
-      if (!isJson(contentType)) {
-        // Text formats report no duration: the cost cannot be known, so the reservation is committed.
-        const text = await response.body.text();
-        await attempt.settle({
-          state: 'unknown',
-          costMicrosUsd: 0,
-          usage: null,
-          outcome: 'duration_not_reported',
-          httpStatus: response.status,
-        });
-        return { kind: 'text', headers, text };
-      }
-      const body = await this.jsonAnswer(attempt, response, prepared.connection);
-      const seconds = transcriptionSeconds(body);
-      await attempt.settle(
-        seconds === undefined
-          ? {
-              state: 'unknown',
-              costMicrosUsd: 0,
-              usage: null,
-              outcome: 'duration_not_reported',
-              httpStatus: response.status,
+      const { answer, headers } = await this.run(
+        prepared,
+        this.plan(
+          prepared,
+          request.model,
+          transcriptionCost(prepared.prices.transcription_max_seconds, perMinute),
+        ),
+        new SideExchange(
+          prepared.connection,
+          SIDE_PATHS.transcriptions,
+          undefined,
+          async (response): Promise<ReadAnswer<SideAnswer>> => {
+            const contentType = contentTypeOf(response, 'text/plain; charset=utf-8');
+            const answerHeaders = { 'content-type': contentType };
+            if (!isJson(contentType)) {
+              // Text formats report no duration: the cost cannot be known, so the reservation is committed.
+              const text = await response.body.text();
+              return {
+                answer: { kind: 'text', headers: answerHeaders, text },
+                costMicrosUsd: null,
+                usage: null,
+              };
             }
-          : {
-              state: 'settled',
-              costMicrosUsd: transcriptionCost(seconds, perMinute),
+            const body = await jsonAnswer(response, prepared.connection);
+            const seconds = transcriptionSeconds(body);
+            return {
+              answer: { kind: 'json', headers: answerHeaders, body },
+              costMicrosUsd: seconds === undefined ? null : transcriptionCost(seconds, perMinute),
               usage: null,
-              outcome: 'ok',
-              httpStatus: response.status,
-            },
+            };
+          },
+          (signal) =>
+            callUpstreamRaw(prepared.connection, {
+              method: 'POST',
+              path: SIDE_PATHS.transcriptions,
+              headers: { 'content-type': form.contentType, 'content-length': String(form.contentLength) },
+              body: form.body,
+              ...(signal ? { signal } : {}),
+            }),
+        ),
       );
-      return { kind: 'json', headers, body };
+      return { ...answer, headers: { ...headers, ...answer.headers } };
     } finally {
       if (spooled) await this.deps.objects.delete(projectId, spoolKey).catch(() => undefined);
     }
@@ -365,5 +319,33 @@ export class SideEndpointsService {
   /** Spool objects are never referenced after their request: the sweep removes any left behind. */
   static sweepOwner(): ObjectOwner {
     return { prefix: SPOOL_PREFIX, referenced: async () => false };
+  }
+}
+
+/** Reads a JSON answer; an unreadable one is thrown (the runner commits the reservation: the upstream may have billed). */
+async function jsonAnswer(response: UpstreamResponse, connection: Connection): Promise<unknown> {
+  const body = await readJsonBody(response.body, connection.name).catch(() => undefined);
+  if (typeof body !== 'object' || body === null)
+    throw new GatewayError('upstream_error', `${connection.name} answered with a body that is not JSON.`);
+  return body;
+}
+
+/** A side endpoint's exchange: a JSON POST (or the given raw send) on the chat wire, and how to read its answer. */
+class SideExchange<Answer> implements UpstreamExchange<Answer> {
+  constructor(
+    private readonly connection: Connection,
+    private readonly path: string,
+    private readonly body: unknown,
+    readonly read: (response: UpstreamResponse) => Promise<ReadAnswer<Answer>>,
+    private readonly raw?: (signal: AbortSignal | undefined) => Promise<UpstreamResponse>,
+  ) {}
+
+  send(signal: AbortSignal | undefined): Promise<UpstreamResponse> {
+    if (this.raw) return this.raw(signal);
+    return callUpstream(this.connection, { path: this.path, body: this.body, ...(signal ? { signal } : {}) });
+  }
+
+  refusal(status: number, body: unknown, headers: UpstreamResponse['headers']): RefusalInfo {
+    return mapChatError(status, body, headers);
   }
 }

@@ -1,45 +1,34 @@
 /**
- * One attempt against one target: reserve the worst case, call the upstream, and either settle at
- * once (errors, non-streaming answers) or hand back a stream that settles when it ends.
- *
- * Settlement by what happened:
- *   connect failure (nothing sent)            released
- *   upstream answered an error status         settled at 0 (the upstream billed nothing)
- *   answer with usage                         settled at its actual cost
- *   timeout, drop, unreadable answer, client
- *   gone, stream ended without its terminal   unknown (the whole reservation is committed)
+ * The messages use case of the attempt runner (ledger/attempt-runner.ts holds the settlement
+ * table): how to send one /v1/messages attempt to one target (the primitive's request, or the
+ * client's own body in native mode), how to read its answer (the primitive's parser; the usage
+ * priced at the target's price) and how to translate its stream into vendora SSE text.
  */
 
 import type { MessagesRequest, Usage } from '../../canonical/types.js';
 import { GatewayError } from '../../errors/gateway-error.js';
 import { vendoraError } from '../../errors/render.js';
-import type { Attempt, AttemptSubject, Ledger } from '../../ledger/ledger.js';
-import { actualCost, worstCaseCost } from '../../ledger/pricing.js';
+import type {
+  AttemptRunner,
+  ReadAnswer,
+  RefusalInfo,
+  StreamReader,
+  StreamResult,
+  UpstreamExchange,
+} from '../../ledger/attempt-runner.js';
+import type { AttemptPlan } from '../../ledger/ledger.js';
+import { actualCost, type Price, worstCaseCost } from '../../ledger/pricing.js';
 import { newId } from '../../lib/ids.js';
+import { buildNativeRequest, passthroughResponse } from '../../primitives/messages/index.js';
+import { createSseDecoder, encodeFrame, type SseDecoder } from '../../primitives/shared/sse.js';
+import type { StreamTranslator, TranslateContext, WireRequest } from '../../primitives/shared/types.js';
 import {
-  buildNativeRequest,
-  type messagesPrimitive,
-  passthroughResponse,
-} from '../../primitives/messages/index.js';
-import { createSseDecoder, encodeFrame } from '../../primitives/shared/sse.js';
-import {
-  type ClientFrame,
-  type StreamTranslator,
-  type TranslateContext,
-  UpstreamProtocolError,
-} from '../../primitives/shared/types.js';
-import {
+  buildOrNotSent,
   callUpstream,
   readJsonBody,
-  UpstreamFailure,
   type UpstreamResponse,
 } from '../../primitives/shared/upstream-call.js';
-import {
-  settleTransportFailure,
-  settleUnreadableAnswer,
-  settleUpstreamStatus,
-  transportError,
-} from '../upstream-errors.js';
+import type { AttemptUsage } from '../../store/port.js';
 import type { PlannedTarget, RouteMode } from './route-plan.js';
 
 export interface AttemptInput {
@@ -50,7 +39,7 @@ export interface AttemptInput {
   rawBody: Record<string, unknown>;
   betaTokens: string[];
   inputBoundTokens: number;
-  subject: Omit<AttemptSubject, 'connection' | 'profile' | 'upstreamModel'>;
+  subject: Pick<AttemptPlan, 'projectId' | 'keyId' | 'runId' | 'endpoint' | 'alias'>;
   /** Fires when the client goes away. */
   clientSignal: AbortSignal;
 }
@@ -60,222 +49,157 @@ export type AttemptResult =
   | { kind: 'stream'; frames: AsyncGenerator<string>; attemptId: string }
   | { kind: 'failed'; error: GatewayError; retryable: boolean };
 
-function usageOf(usage: Usage | undefined) {
-  return usage
-    ? {
-        inputTokens: usage.input_tokens,
-        outputTokens: usage.output_tokens,
-        cacheCreationInputTokens: usage.cache_creation_input_tokens,
-        cacheReadInputTokens: usage.cache_read_input_tokens,
-      }
-    : null;
-}
-
-export class UpstreamAttempts {
-  constructor(private readonly ledger: Ledger) {}
-
-  async run(input: AttemptInput): Promise<AttemptResult> {
-    const { target, binding } = input.planned;
-    const { connection } = target;
-    const reservation = worstCaseCost(target.price, input.inputBoundTokens, input.request.max_tokens);
-    const attempt = await this.ledger.reserve(
-      {
-        ...input.subject,
-        connection: connection.name,
-        profile: connection.row.id,
-        upstreamModel: target.upstreamModel,
-      },
-      reservation,
-    );
-    const context: TranslateContext = {
-      upstreamModel: target.upstreamModel,
-      responseModel: input.request.model,
-      messageId: newId('msg'),
-    };
-    const wire =
-      input.mode === 'native'
-        ? buildNativeRequest(input.rawBody, target.upstreamModel, input.betaTokens)
-        : binding.primitive.buildRequest(input.request, context, binding.options);
-    const upstreamAbort = new AbortController();
-    const onClientGone = () => upstreamAbort.abort();
-    input.clientSignal.addEventListener('abort', onClientGone, { once: true });
-    const detach = () => input.clientSignal.removeEventListener('abort', onClientGone);
-
-    let response: UpstreamResponse;
-    try {
-      response = await callUpstream(connection, { ...wire, signal: upstreamAbort.signal });
-    } catch (error) {
-      detach();
-      const failure = error as UpstreamFailure;
-      const failed = await settleTransportFailure(attempt, failure);
-      return { kind: 'failed', error: failed, retryable: failure.kind !== 'aborted' };
-    }
-
-    if (response.status < 200 || response.status >= 300) {
-      detach();
-      return this.upstreamError(attempt, response, binding.primitive.mapError.bind(binding.primitive));
-    }
-    if (input.request.stream === true) {
-      const translator = binding.primitive.createStreamTranslator(context, binding.options);
-      return {
-        kind: 'stream',
-        attemptId: attempt.id,
-        frames: this.stream(attempt, response, translator, target.price, upstreamAbort, detach),
-      };
-    }
-    try {
-      return await this.json(attempt, response, input, context);
-    } finally {
-      detach();
-    }
-  }
-
-  private async upstreamError(
-    attempt: Attempt,
-    response: UpstreamResponse,
-    mapError: (
-      status: number,
-      body: unknown,
-      headers: UpstreamResponse['headers'],
-    ) => ReturnType<typeof messagesPrimitive.mapError>,
-  ): Promise<AttemptResult> {
-    let body: unknown;
-    try {
-      body = await readJsonBody(response.body, 'upstream');
-    } catch {
-      body = undefined;
-    }
-    const info = mapError(response.status, body, response.headers);
-    const error = await settleUpstreamStatus(attempt, response.status, info);
-    return { kind: 'failed', error, retryable: info.retryable };
-  }
-
-  private async json(
-    attempt: Attempt,
-    response: UpstreamResponse,
-    input: AttemptInput,
-    context: TranslateContext,
-  ): Promise<AttemptResult> {
-    const { target, binding } = input.planned;
-    try {
-      const body = await readJsonBody(response.body, target.connection.name);
-      const message = binding.primitive.parseResponse(body, context, binding.options);
-      const usage = usageOf(message.usage)!;
-      await attempt.settle({
-        state: 'settled',
-        costMicrosUsd: actualCost(target.price, usage),
-        usage,
-        outcome: 'ok',
-        httpStatus: 200,
-      });
-      const reply =
-        input.mode === 'native' ? { ...passthroughResponse(body, context), id: context.messageId } : message;
-      return { kind: 'json', body: reply, attemptId: attempt.id };
-    } catch (error) {
-      await settleUnreadableAnswer(attempt, 200);
-      if (error instanceof UpstreamFailure)
-        return { kind: 'failed', error: transportError(error), retryable: error.kind !== 'aborted' };
-      const message = error instanceof UpstreamProtocolError ? error.message : 'unreadable answer';
-      // Not retried: the upstream answered 200 and may have billed; only transport failures,
-      // timeouts, 429 and 5xx move on to the next target.
-      return {
-        kind: 'failed',
-        error: new GatewayError('upstream_error', `The upstream answer could not be translated: ${message}`),
-        retryable: false,
-      };
-    }
-  }
-
-  /** Pipes translated frames; settles exactly once however the stream ends. */
-  private async *stream(
-    attempt: Attempt,
-    response: UpstreamResponse,
-    translator: StreamTranslator,
-    price: PlannedTarget['target']['price'],
-    upstreamAbort: AbortController,
-    detach: () => void,
-  ): AsyncGenerator<string> {
-    let sawError = false;
-    let complete = false;
-    // Whether the upstream body ended or failed; false in `finally` means the consumer stopped early.
-    let upstreamEnded = false;
-    let clientGone = false;
-    const renew = setInterval(
-      () => {
-        attempt.renewLease().catch(() => undefined);
-      },
-      Math.max(1000, Math.floor(this.ledger.settings.leaseMs / 3)),
-    );
-    renew.unref();
-    const emit = (frames: ClientFrame[]) => {
-      let text = '';
-      for (const frame of frames) {
-        if (frame.event === 'error') sawError = true;
-        text += encodeFrame(frame);
-      }
-      return text;
-    };
-    try {
-      // One client write per upstream chunk (every event it completed), not one per event.
-      let pending = '';
-      const decoder = createSseDecoder((event) => {
-        pending += emit(translator.push(event));
-      });
-      for await (const chunk of response.body) {
-        decoder.feed(chunk);
-        if (pending) {
-          const batch = pending;
-          pending = '';
-          yield batch;
-        }
-      }
-      decoder.end();
-      upstreamEnded = true;
-      const ending = translator.end();
-      const text = pending + emit(ending.frames);
-      complete = ending.complete && !sawError;
-      if (text) yield text;
-      if (!complete && !sawError)
-        yield errorFrame('The upstream stream ended before the message was complete.');
-    } catch (error) {
-      upstreamEnded = true;
-      // Only the client's departure aborts the upstream request before `finally`.
-      clientGone = upstreamAbort.signal.aborted;
-      if (!clientGone && !sawError) {
-        const reason =
-          error instanceof UpstreamProtocolError
-            ? `untranslatable upstream event: ${error.message}`
-            : 'the upstream connection was lost';
-        yield errorFrame(`Stream interrupted: ${reason}.`);
-      }
-    } finally {
-      clearInterval(renew);
-      detach();
-      if (!upstreamEnded) clientGone = true;
-      const usage = translator.usage();
-      if (complete && usage) {
-        await attempt.settle({
-          state: 'settled',
-          costMicrosUsd: actualCost(price, usageOf(usage)!),
-          usage: usageOf(usage),
-          outcome: 'ok',
-          httpStatus: 200,
-        });
-      } else {
-        if (!complete) upstreamAbort.abort();
-        await attempt.settle({
-          state: 'unknown',
-          costMicrosUsd: 0,
-          usage: usageOf(usage),
-          outcome: clientGone && !sawError ? 'stream_aborted' : 'stream_incomplete',
-          httpStatus: 200,
-        });
-      }
-    }
-  }
+export function ledgerUsage(usage: Usage): AttemptUsage {
+  return {
+    inputTokens: usage.input_tokens,
+    outputTokens: usage.output_tokens,
+    cacheCreationInputTokens: usage.cache_creation_input_tokens,
+    cacheReadInputTokens: usage.cache_read_input_tokens,
+  };
 }
 
 function errorFrame(message: string): string {
   const error = new GatewayError('upstream_unavailable', message, { type: 'api_error' });
   return encodeFrame({ event: 'error', data: JSON.stringify(vendoraError(error)) });
+}
+
+/** One attempt's exchange: the wire call, its answer, its stream (one object per attempt). */
+class MessagesExchange implements UpstreamExchange<unknown>, StreamReader {
+  private readonly context: TranslateContext;
+  private translator: StreamTranslator | undefined;
+  private decoder: SseDecoder | undefined;
+  private pending = '';
+  private sawError = false;
+
+  constructor(private readonly input: AttemptInput) {
+    this.context = {
+      upstreamModel: input.planned.target.upstreamModel,
+      responseModel: input.request.model,
+      messageId: newId('msg'),
+    };
+  }
+
+  private get price(): Price {
+    return this.input.planned.target.price;
+  }
+
+  send(signal: AbortSignal | undefined): Promise<UpstreamResponse> {
+    const { input, context } = this;
+    const { target, binding } = input.planned;
+    const wire: WireRequest = buildOrNotSent(() =>
+      input.mode === 'native'
+        ? buildNativeRequest(input.rawBody, target.upstreamModel, input.betaTokens)
+        : binding.primitive.buildRequest(input.request, context, binding.options),
+    );
+    return callUpstream(target.connection, {
+      path: wire.path,
+      body: wire.body,
+      headers: wire.headers,
+      signal,
+    });
+  }
+
+  refusal(status: number, body: unknown, headers: UpstreamResponse['headers']): RefusalInfo {
+    return this.input.planned.binding.primitive.mapError(status, body, headers);
+  }
+
+  async read(response: UpstreamResponse): Promise<ReadAnswer<unknown>> {
+    const { input, context } = this;
+    const { target, binding } = input.planned;
+    const body = await readJsonBody(response.body, target.connection.name);
+    const message = binding.primitive.parseResponse(body, context, binding.options);
+    const usage = ledgerUsage(message.usage);
+    const answer =
+      input.mode === 'native' ? { ...passthroughResponse(body, context), id: context.messageId } : message;
+    return { answer, costMicrosUsd: actualCost(this.price, usage), usage };
+  }
+
+  stream(): StreamReader {
+    const { binding } = this.input.planned;
+    const translator = binding.primitive.createStreamTranslator(this.context, binding.options);
+    this.translator = translator;
+    this.decoder = createSseDecoder((event) => {
+      for (const frame of translator.push(event)) {
+        if (frame.event === 'error') this.sawError = true;
+        this.pending += encodeFrame(frame);
+      }
+    });
+    return this;
+  }
+
+  // ---- StreamReader: one client write per upstream chunk (every event it completed) ----
+
+  push(chunk: Buffer): string {
+    this.decoder!.feed(chunk);
+    const text = this.pending;
+    this.pending = '';
+    return text;
+  }
+
+  end(): { text: string; complete: boolean } {
+    this.decoder!.end();
+    const ending = this.translator!.end();
+    let text = this.pending;
+    this.pending = '';
+    for (const frame of ending.frames) {
+      if (frame.event === 'error') this.sawError = true;
+      text += encodeFrame(frame);
+    }
+    return { text, complete: ending.complete && !this.sawError };
+  }
+
+  interrupted(error: unknown): string {
+    if (this.sawError) return '';
+    if (error === undefined) return errorFrame('The upstream stream ended before the message was complete.');
+    const reason =
+      error instanceof Error && error.name === 'UpstreamProtocolError'
+        ? `untranslatable upstream event: ${error.message}`
+        : 'the upstream connection was lost';
+    return errorFrame(`Stream interrupted: ${reason}.`);
+  }
+
+  usage(): AttemptUsage | null {
+    const usage = this.translator?.usage();
+    return usage ? ledgerUsage(usage) : null;
+  }
+
+  cost(usage: AttemptUsage): number {
+    return actualCost(this.price, usage);
+  }
+}
+
+/** Runs one attempt on one target through the attempt runner. */
+export async function runMessagesAttempt(runner: AttemptRunner, input: AttemptInput): Promise<AttemptResult> {
+  const { target } = input.planned;
+  const { connection } = target;
+  const plan: AttemptPlan = {
+    projectId: input.subject.projectId,
+    keyId: input.subject.keyId,
+    runId: input.subject.runId,
+    endpoint: input.subject.endpoint,
+    alias: input.subject.alias,
+    connection: connection.name,
+    profile: connection.row.id,
+    primitive: connection.row.primitive,
+    upstreamModel: target.upstreamModel,
+    streamed: input.request.stream === true,
+    reservationMicrosUsd: worstCaseCost(target.price, input.inputBoundTokens, input.request.max_tokens),
+  };
+  const exchange = new MessagesExchange(input);
+  if (plan.streamed) {
+    const result: StreamResult = await runner.callStreamed(plan, exchange, input.clientSignal);
+    if (result.ok) return { kind: 'stream', frames: result.frames, attemptId: result.attemptId };
+    return {
+      kind: 'failed',
+      error: result.error,
+      retryable: result.retryable,
+    };
+  }
+  const result = await runner.call(plan, exchange, input.clientSignal);
+  if (result.ok) return { kind: 'json', body: result.answer, attemptId: result.attemptId };
+  return {
+    kind: 'failed',
+    error: result.error,
+    retryable: result.retryable,
+  };
 }

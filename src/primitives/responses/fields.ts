@@ -1,3 +1,6 @@
+/** The responses wire's create path, below the connection's base URL. */
+export const RESPONSES_PATH = '/responses';
+
 /** The top-level fields of a responses-wire request (protocols 3.2). */
 export const RESPONSES_REQUEST_FIELDS = [
   'model',
