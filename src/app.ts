@@ -22,6 +22,7 @@ import { registerBodyParsers } from './http/body.js';
 import { registerErrorHandling } from './http/errors.js';
 import { registerGovernanceRoutes } from './http/governance-routes.js';
 import { registerHealthRoutes } from './http/health-routes.js';
+import { registerInputGuard } from './http/input-guard.js';
 import { registerMessagesRoutes } from './http/messages-routes.js';
 import { registerResourceRoutes } from './http/resource-routes.js';
 import { answerClientError, applyIdlePolicy, serverCreationOptions } from './http/socket-limits.js';
@@ -87,6 +88,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     );
   });
   registerBodyParsers(app);
+  registerInputGuard(app);
   registerErrorHandling(app);
 
   const authenticator = new Authenticator(deps.store, deps.clock);
