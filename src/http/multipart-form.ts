@@ -71,6 +71,9 @@ function partsError(error: unknown): unknown {
  */
 function untilClosingBoundary(file: Readable, field: string): Readable {
   const content = new PassThrough();
+  // A part the use case refused before reading it has no reader: its error must not be unhandled
+  // (a reader that comes later still sees it, as the stream's `errored`).
+  content.on('error', () => {});
   // pipe(), unlike pipeline(), leaves `content` alive on a source error, so it carries ours instead.
   finished(file, (error) => {
     if (error === undefined || error === null) return;

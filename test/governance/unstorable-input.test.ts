@@ -20,7 +20,10 @@ import { postgresAvailable } from '../support/postgres.js';
 const NUL = '\u0000';
 const LONE = '\ud800';
 
-function multipart(filename: string, options: { cut?: boolean; purpose?: string } = {}): Probe['multipart'] {
+function multipart(
+  filename: string,
+  options: { cut?: boolean; purpose?: string } = {},
+): NonNullable<Probe['multipart']> {
   return { filename, purpose: options.purpose ?? 'batch', cut: options.cut ?? false };
 }
 
@@ -88,6 +91,18 @@ function cases(world: InputWorld): Record<string, Case> {
       method: 'POST',
       path: '/v1/files',
       multipart: multipart('a.jsonl', { cut: true }),
+    },
+    'upload cut in a field the endpoint refuses before reading it': {
+      dialect: 'vendorb',
+      method: 'POST',
+      path: '/v1/files',
+      multipart: { ...multipart('a.jsonl', { cut: true }), fileField: 'x' },
+    },
+    'transcription upload cut before its closing boundary': {
+      dialect: 'vendorb',
+      method: 'POST',
+      path: '/v1/audio/transcriptions',
+      multipart: multipart('a.wav', { cut: true }),
     },
     'batch input_file_id with NUL': {
       dialect: 'vendorb',

@@ -31,7 +31,9 @@ export interface Probe {
   /** Raw body text, sent as application/json. */
   rawBody?: string;
   /** A multipart upload with one file part; `cut` drops the closing boundary. */
-  multipart?: { filename: string; purpose: string; cut: boolean; content?: string } | undefined;
+  multipart?:
+    | { filename: string; purpose: string; cut: boolean; content?: string; fileField?: string }
+    | undefined;
   /** A field the error message must name. */
   param?: string;
 }
@@ -78,7 +80,7 @@ function multipartBody(form: NonNullable<Probe['multipart']>): Buffer {
   const body =
     part('Content-Disposition: form-data; name="purpose"', form.purpose) +
     part(
-      `Content-Disposition: form-data; name="file"; filename="${form.filename}"\r\nContent-Type: application/jsonl`,
+      `Content-Disposition: form-data; name="${form.fileField ?? 'file'}"; filename="${form.filename}"\r\nContent-Type: application/jsonl`,
       form.content ?? '{"custom_id":"a"}\n',
     );
   return Buffer.from(form.cut ? body.slice(0, -10) : `${body}--${BOUNDARY}--\r\n`, 'utf8');
