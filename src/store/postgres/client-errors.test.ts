@@ -23,16 +23,28 @@ function fatalTermination(): Buffer {
   return message('E', Buffer.from(`${fields.join('\0')}\0\0`, 'latin1'));
 }
 
-/** A server that accepts a start-up packet and ends the session in the same write as ReadyForQuery. */
-async function terminatingServer(): Promise<{ server: Server; port: number; sockets: Socket[] }> {
+const authenticationOk = message('R', Buffer.from([0, 0, 0, 0]));
+const readyForQuery = message('Z', Buffer.from('I', 'latin1'));
+
+/**
+ * A server that accepts a start-up packet and then either ends the session in the same write as
+ * ReadyForQuery (`terminate`) or answers ReadyForQuery and resets the connection (TCP RST) at the
+ * first query, i.e. inside a transaction (`reset`).
+ */
+async function terminatingServer(
+  how: 'terminate' | 'reset' = 'terminate',
+): Promise<{ server: Server; port: number; sockets: Socket[] }> {
   const sockets: Socket[] = [];
   const server = createServer((socket) => {
     sockets.push(socket);
     socket.on('error', () => {});
     socket.once('data', () => {
-      const authenticationOk = message('R', Buffer.from([0, 0, 0, 0]));
-      const readyForQuery = message('Z', Buffer.from('I', 'latin1'));
-      socket.end(Buffer.concat([authenticationOk, readyForQuery, fatalTermination()]));
+      if (how === 'terminate') {
+        socket.end(Buffer.concat([authenticationOk, readyForQuery, fatalTermination()]));
+        return;
+      }
+      socket.write(Buffer.concat([authenticationOk, readyForQuery]));
+      socket.once('data', () => socket.resetAndDestroy());
     });
   });
   await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
@@ -65,5 +77,24 @@ describe('PostgreSQL pool: a session ended by the server as it is handed out', (
       await expect(store.ping()).rejects.toBeInstanceOf(StoreUnavailableError);
     }
     expect(sockets.length).toBeGreaterThanOrEqual(15);
+  });
+
+  it('surfaces a connection reset in the middle of a transaction as StoreUnavailableError', async () => {
+    const { server, port, sockets } = await terminatingServer('reset');
+    const store = new PostgresStore({
+      connectionString: `postgres://postgres@127.0.0.1:${port}/db`,
+      connectTimeoutMs: 500,
+    });
+    cleanups.push(async () => {
+      await store.close();
+      for (const socket of sockets) socket.destroy();
+      await new Promise((done) => server.close(done));
+    });
+    for (let round = 0; round < 3; round += 1) {
+      await expect(store.renewLease('att_x', new Date().toISOString())).rejects.toBeInstanceOf(
+        StoreUnavailableError,
+      );
+      await expect(store.ping()).rejects.toBeInstanceOf(StoreUnavailableError);
+    }
   });
 });
