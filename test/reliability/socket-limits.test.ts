@@ -138,6 +138,6 @@ describe.skipIf(process.platform !== 'linux')(
       expect(streamMs).toBeGreaterThan(3 * TIMEOUTS.request_ms);
       expect(gateway.alive()).toBe(true);
       expect((await call(gateway.url, 'GET', '/healthz')).status).toBe(200);
-    }, 60_000);
+    }, 120_000);
   },
 );
