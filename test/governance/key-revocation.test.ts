@@ -77,7 +77,7 @@ describe('revoked keys stay revoked across CLI commands and restarts', () => {
   beforeAll(async () => {
     gateway = await start();
     cliKey = JSON.parse(await cli('keys', 'create', '--project', 'prj_a', '--scopes', SCOPES.join(',')));
-  }, 60_000);
+  }, 120_000);
 
   afterAll(async () => {
     await gateway?.stop();
@@ -112,5 +112,5 @@ describe('revoked keys stay revoked across CLI commands and restarts', () => {
     expect(output).toMatch(/"key":"key_quickstart".*revoked/);
     expect(output).not.toContain(CONFIGURED_SECRET);
     expect(output).not.toContain(gateway.key);
-  }, 90_000);
+  }, 240_000); // six CLI processes and two gateway starts: minutes on a loaded runner
 });
