@@ -70,7 +70,7 @@ export async function startTestGateway(options: TestGatewayOptions = {}): Promis
     raw.store = { kind: 'sqlite', sqlite: { path: join(folder, 'svc.db') } };
     raw.data_dir = folder;
   } else {
-    const { createTestDatabase } = await import('./postgres.js');
+    const { createTestDatabase } = await import('./postgres-database.js');
     const database = await createTestDatabase();
     cleanups.push(() => database.drop());
     environment.SVC_TEST_DATABASE_URL = database.url;

@@ -172,9 +172,18 @@ export class PostgresStore implements Store {
     await this.query(
       `INSERT INTO gateway_keys (id, project_id, secret_hash, scopes, label, created_at) VALUES ($1, $2, $3, $4, $5, $6)
        ON CONFLICT (id) DO UPDATE SET project_id = excluded.project_id, secret_hash = excluded.secret_hash,
-         scopes = excluded.scopes, label = excluded.label, revoked_at = NULL`,
+         scopes = excluded.scopes, label = excluded.label`,
       [key.id, key.projectId, key.secretHash, JSON.stringify(key.scopes), key.label, key.createdAt],
     );
+  }
+
+  async insertKeyIfAbsent(key: NewKey): Promise<boolean> {
+    const result = await this.query(
+      `INSERT INTO gateway_keys (id, project_id, secret_hash, scopes, label, created_at) VALUES ($1, $2, $3, $4, $5, $6)
+       ON CONFLICT (id) DO NOTHING`,
+      [key.id, key.projectId, key.secretHash, JSON.stringify(key.scopes), key.label, key.createdAt],
+    );
+    return result.rowCount === 1;
   }
 
   async findKeyByHash(secretHash: string): Promise<KeyRecord | undefined> {

@@ -193,9 +193,20 @@ export class SqliteStore implements Store {
       this.sql(
         `INSERT INTO gateway_keys (id, project_id, secret_hash, scopes, label, created_at) VALUES (?, ?, ?, ?, ?, ?)
          ON CONFLICT (id) DO UPDATE SET project_id = excluded.project_id, secret_hash = excluded.secret_hash,
-           scopes = excluded.scopes, label = excluded.label, revoked_at = NULL`,
+           scopes = excluded.scopes, label = excluded.label`,
       ).run(key.id, key.projectId, key.secretHash, JSON.stringify(key.scopes), key.label, key.createdAt);
     });
+  }
+
+  async insertKeyIfAbsent(key: NewKey): Promise<boolean> {
+    return this.transaction(
+      () =>
+        this.sql(
+          `INSERT INTO gateway_keys (id, project_id, secret_hash, scopes, label, created_at) VALUES (?, ?, ?, ?, ?, ?)
+           ON CONFLICT (id) DO NOTHING`,
+        ).run(key.id, key.projectId, key.secretHash, JSON.stringify(key.scopes), key.label, key.createdAt)
+          .changes === 1,
+    );
   }
 
   async findKeyByHash(secretHash: string): Promise<KeyRecord | undefined> {
