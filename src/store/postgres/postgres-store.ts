@@ -54,7 +54,7 @@ import { reapIn, renewLeaseIn, reserveIn, settleIn } from './ledger.js';
 import { reserveBatch, settleBatch } from './ledger-batch.js';
 import { migrate } from './migrate.js';
 import { createPool, DEFAULT_CONNECT_TIMEOUT_MS, type PostgresOptions } from './pool.js';
-import { PoolGate } from './pool-gate.js';
+import { PoolGate, type SlotResult } from './pool-gate.js';
 
 export type { PostgresOptions } from './pool.js';
 
@@ -68,6 +68,12 @@ const RESERVE_BATCHES_IN_FLIGHT = 2;
 /** Settlement batches written at once, on the settlement pool (leaves one connection for renewals). */
 const SETTLE_BATCHES_IN_FLIGHT = 1;
 const MAX_BATCH = 256;
+
+/** How a failed transaction ended, for the pool gate (pool-gate.ts). */
+function slotResult(error: unknown): SlotResult {
+  if (!(error instanceof StoreUnavailableError)) return 'answered';
+  return connectionBroken(error.cause) ? 'connection_lost' : 'failed';
+}
 
 export class PostgresStore implements Store {
   readonly kind = 'postgres' as const;
@@ -95,7 +101,8 @@ export class PostgresStore implements Store {
       slots: options.poolMax ?? 10,
       maxWaiting: options.queueMax ?? 4096,
       maxWaitMs: options.queueWaitMs ?? 10_000,
-      stallMs: connectTimeoutMs,
+      // Backstop only (a lost connection refuses the waiters at once): longer than any statement.
+      stallMs: connectTimeoutMs + (options.statementTimeoutMs ?? 5000),
     });
     this.reservations = new GroupCommit(
       (inputs) =>
@@ -164,17 +171,16 @@ export class PostgresStore implements Store {
     begin = READ_COMMITTED,
     lane: 'main' | 'settle' = 'main',
   ): Promise<T> {
-    if (lane === 'main') await this.gate.acquire();
-    let progressed = false;
+    if (lane === 'settle') return this.transactionOn(this.settlePool, work, begin);
+    await this.gate.acquire();
+    let result: SlotResult = 'answered';
     try {
-      const result = await this.transactionOn(lane === 'main' ? this.pool : this.settlePool, work, begin);
-      progressed = true;
-      return result;
+      return await this.transactionOn(this.pool, work, begin);
     } catch (error) {
-      progressed = !(error instanceof StoreUnavailableError);
+      result = slotResult(error);
       throw error;
     } finally {
-      if (lane === 'main') this.gate.release(progressed);
+      this.gate.release(result);
     }
   }
 
@@ -220,17 +226,15 @@ export class PostgresStore implements Store {
     values: unknown[] = [],
   ): Promise<pg.QueryResult<R>> {
     await this.gate.acquire();
-    let progressed = false;
+    let result: SlotResult = 'answered';
     try {
-      const result = await this.pool.query<R>(text, values);
-      progressed = true;
-      return result;
+      return await this.pool.query<R>(text, values);
     } catch (error) {
       const mapped = toStoreError(error);
-      progressed = !(mapped instanceof StoreUnavailableError);
+      result = slotResult(mapped);
       throw mapped;
     } finally {
-      this.gate.release(progressed);
+      this.gate.release(result);
     }
   }
 
