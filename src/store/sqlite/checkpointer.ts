@@ -35,7 +35,12 @@ export class WalCheckpointer {
 
   constructor(path: string, intervalMs: number) {
     const driver = createRequire(import.meta.url).resolve('better-sqlite3');
-    this.worker = new Worker(WORKER_SOURCE, { eval: true, workerData: { path, driver, intervalMs } });
+    this.worker = new Worker(WORKER_SOURCE, {
+      eval: true,
+      workerData: { path, driver, intervalMs },
+      // The thread only runs one pragma a second: a small heap keeps its RSS at ~10 MB.
+      resourceLimits: { maxOldGenerationSizeMb: 8, maxYoungGenerationSizeMb: 1 },
+    });
     // A failing checkpointer must not take the gateway down: the WAL only grows until restart.
     this.worker.on('error', () => {});
     this.worker.unref();
