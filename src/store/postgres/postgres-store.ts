@@ -63,8 +63,11 @@ type Client = pg.PoolClient;
 const READ_COMMITTED = 'BEGIN ISOLATION LEVEL READ COMMITTED';
 /** Multi-statement reads see one snapshot; read-only REPEATABLE READ never fails to serialize. */
 const SNAPSHOT_READ = 'BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY';
-/** Reservation batches written at once (they take main-pool connections through the gate). */
-const RESERVE_BATCHES_IN_FLIGHT = 2;
+/**
+ * Reservation batches written at once: one, so this replica's reservations are decided strictly in
+ * arrival order (two batches in flight could take the Run's lock in either order).
+ */
+const RESERVE_BATCHES_IN_FLIGHT = 1;
 /** Settlement batches written at once, on the settlement pool (leaves one connection for renewals). */
 const SETTLE_BATCHES_IN_FLIGHT = 1;
 const MAX_BATCH = 256;
