@@ -1,301 +1,410 @@
 /**
- * Messages-facade benchmark. Prints its figures; asserts nothing.
+ * The side-by-side benchmark of issue 16. Prints its figures with their ratio to the bare
+ * pass-through measured in the same run; asserts nothing.
  *
- *   node --import tsx bench/run.ts            (the README's performance section comes from this)
+ *   npm run build && node --import tsx bench/run.ts
+ *   BENCH_SECONDS=6 BENCH_SAMPLES=3000 BENCH_REPEAT=3 (medians over repeats)
+ *   BENCH_POSTGRES_URL=postgres://postgres@127.0.0.1:5432/postgres (admin URL; a throw-away
+ *   database is created and dropped; the PostgreSQL part is skipped when it does not answer)
+ *   BENCH_PROFILE_DIR=/tmp/prof (the SQLite gateway writes a --cpu-prof there)
  *
- * Layout on a 2-core machine: the gateway (and, as the reference, the bare pass-through) pinned to
- * core 1 with `taskset -c 1`; the simulator (latency 0) and the load generator on core 0. Every
- * gateway call is attached to a Run on the SQLite store, so each one takes a ledger reservation,
- * a settlement and an audit entry.
+ * Layout on a 2-core machine: every gateway and the bare pass-through pinned to core 1; the
+ * simulator (latency 0) and the load generator on core 0. 1 KB requests, max_tokens 256, streams
+ * of 20 deltas. Every gateway call is attached to a Run, so each takes a reservation, a settlement
+ * and an audit entry. The PostgreSQL part measures one gateway (no Run, 64 Runs, one Run), then two
+ * replicas on one Run, and checks the ledger invariant afterwards.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import autocannon from 'autocannon';
-import { request as undiciRequest } from 'undici';
+import pg from 'pg';
+import {
+  DURATION,
+  firstTokenLatency,
+  freePort,
+  type Histogram,
+  type LoadResult,
+  load,
+  median,
+  peakRssMb,
+  type Started,
+  sequentialLatency,
+  start,
+} from './harness.js';
+import { type Figures, report } from './report.js';
 
-const SIMULATOR_PORT = 9300;
-const GATEWAY_PORT = 9301;
-const BARE_PORT = 9302;
-const DURATION = Number(process.env.BENCH_SECONDS ?? 8);
-
-interface Started {
-  child: ChildProcess;
-  stop(): Promise<void>;
-}
-
-function start(
-  core: number,
-  args: string[],
-  env: NodeJS.ProcessEnv = {},
-  ready = 'listening',
-): Promise<Started> {
-  return new Promise((resolve, reject) => {
-    const child = spawn('taskset', ['-c', String(core), process.execPath, ...args], {
-      env: { ...process.env, ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let output = '';
-    const onData = (chunk: Buffer) => {
-      output += chunk.toString();
-      if (output.includes(ready)) {
-        child.stdout?.off('data', onData);
-        child.stderr?.off('data', onData);
-        resolve({
-          child,
-          stop: () =>
-            new Promise((done) => {
-              child.once('exit', () => done());
-              child.kill('SIGTERM');
-            }),
-        });
-      }
-    };
-    child.stdout?.on('data', onData);
-    child.stderr?.on('data', onData);
-    child.once('exit', (code) => reject(new Error(`process exited early (${code}): ${output}`)));
-  });
-}
-
-function cpuSeconds(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-  const ticks = Number(fields[11]) + Number(fields[12]);
-  return ticks / 100;
-}
-
+const SAMPLES = Number(process.env.BENCH_SAMPLES ?? 3000);
+const REPEAT = Number(process.env.BENCH_REPEAT ?? 1);
+const ADMIN_URL = process.env.BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const TEXT = 'The quick brown fox jumps over the lazy dog. '.repeat(21);
-const body = (stream: boolean) =>
-  JSON.stringify({ model: 'bench', max_tokens: 256, stream, messages: [{ role: 'user', content: TEXT }] });
+const body = (stream: boolean, model = 'bench') =>
+  JSON.stringify({ model, max_tokens: 256, stream, messages: [{ role: 'user', content: TEXT }] });
+const PRICE = '{ input_per_mtok_micros: 3000000, output_per_mtok_micros: 15000000 }';
 
-async function load(
-  url: string,
-  headers: Record<string, string>,
-  payload: string,
-  connections: number,
-  pid?: number,
-) {
-  const before = pid ? cpuSeconds(pid) : 0;
-  const result = await autocannon({
-    url,
-    method: 'POST',
-    headers,
-    body: payload,
-    connections,
-    duration: DURATION,
-    pipelining: 1,
-  });
-  const cpu = pid ? cpuSeconds(pid) - before : 0;
-  const requests = result.requests.total;
-  return {
-    perSecond: Math.round(result.requests.average),
-    p50: result.latency.p50,
-    p99: result.latency.p99,
-    non2xx: result.non2xx + result.errors,
-    cpuMsPerCall: pid && requests > 0 ? (cpu * 1000) / requests : 0,
-  };
-}
-
-/** Sequential calls (concurrency 1), timed with hrtime: p50 and p99 in ms. */
-async function sequentialLatency(
-  url: string,
-  headers: Record<string, string>,
-  payload: string,
-  samples: number,
-) {
-  const timings: number[] = [];
-  for (let index = 0; index < samples; index++) {
-    const started = process.hrtime.bigint();
-    const response = await undiciRequest(url, { method: 'POST', headers, body: payload });
-    await response.body.text();
-    timings.push(Number(process.hrtime.bigint() - started) / 1e6);
-  }
-  timings.sort((a, b) => a - b);
-  return { p50: timings[Math.floor(samples / 2)]!, p99: timings[Math.floor(samples * 0.99)]! };
-}
-
-async function firstTokenLatency(
-  url: string,
-  headers: Record<string, string>,
-  samples: number,
-): Promise<{ p50: number; p99: number }> {
-  const timings: number[] = [];
-  for (let index = 0; index < samples; index++) {
-    const started = process.hrtime.bigint();
-    const response = await undiciRequest(url, { method: 'POST', headers, body: body(true) });
-    let first = 0;
-    for await (const chunk of response.body) {
-      if (!first && chunk.toString().includes('content_block_delta'))
-        first = Number(process.hrtime.bigint() - started) / 1e6;
-    }
-    timings.push(first);
-  }
-  timings.sort((a, b) => a - b);
-  return { p50: timings[Math.floor(samples / 2)]!, p99: timings[Math.floor(samples * 0.99)]! };
-}
-
-async function main() {
-  const folder = mkdtempSync(join(tmpdir(), 'svc-bench-'));
-  const configPath = join(folder, 'bench.yaml');
-  writeFileSync(
-    configPath,
-    `listen: { host: 127.0.0.1, port: ${GATEWAY_PORT} }
-store: { kind: sqlite, sqlite: { path: ${join(folder, 'svc.db')} } }
+function config(folder: string, name: string, port: number, simulatorPort: number, store: string): string {
+  return `listen: { host: 127.0.0.1, port: ${port} }
+store: ${store}
+data_dir: ${join(folder, `data-${name}`)}
 logging: { level: warn }
 quickstart: { key_file: ${join(folder, 'key.txt')}, project: prj_bench }
 projects:
   - id: prj_bench
     runs: { default_budget_micros_usd: 1000000000000, max_budget_micros_usd: 1000000000000, default_ttl_seconds: 86400, max_ttl_seconds: 86400 }
-    rate_limit: { requests_per_second: 100000, burst: 100000 }
+    rate_limit: { requests_per_second: 1000000, burst: 1000000 }
 connections:
-  - { name: sim-vendora, profile: vendora.messages.2023-06-01, base_url: "http://127.0.0.1:${SIMULATOR_PORT}", auth: { scheme: none } }
-  - { name: sim-chat, profile: compat.chat-embeddings.v1, base_url: "http://127.0.0.1:${SIMULATOR_PORT}/v1", auth: { scheme: none } }
+  - { name: sim-vendora, profile: vendora.messages.2023-06-01, base_url: "http://127.0.0.1:${simulatorPort}", auth: { scheme: none } }
+  - { name: sim-chat, profile: compat.chat-embeddings.v1, base_url: "http://127.0.0.1:${simulatorPort}/v1", auth: { scheme: none } }
 models:
   - alias: bench
-    targets: [{ connection: sim-vendora, model: sim-1, price: { input_per_mtok_micros: 3000000, output_per_mtok_micros: 15000000 } }]
+    targets: [{ connection: sim-vendora, model: sim-1, price: ${PRICE} }]
   - alias: bench-chat
-    targets: [{ connection: sim-chat, model: sim-chat-1, price: { input_per_mtok_micros: 3000000, output_per_mtok_micros: 15000000 } }]
-`,
-  );
-  const tsx = ['--import', 'tsx'];
-  const simulator = await start(
-    0,
-    [...tsx, 'src/simulator/main.ts', '--port', String(SIMULATOR_PORT)],
-    {},
-    'http://',
-  );
-  const gateway = await start(1, ['dist/src/main.js', 'serve', '--config', configPath], {}, 'listening on');
-  const bare = await start(
+    targets: [{ connection: sim-chat, model: sim-chat-1, price: ${PRICE} }]
+`;
+}
+
+interface Gateway {
+  process: Started;
+  url: string;
+  key: string;
+}
+
+async function startGateway(
+  folder: string,
+  name: string,
+  simulatorPort: number,
+  store: string,
+  env: NodeJS.ProcessEnv = {},
+  nodeArgs: string[] = [],
+): Promise<Gateway> {
+  const port = await freePort();
+  mkdirSync(folder, { recursive: true });
+  const path = join(folder, `${name}.yaml`);
+  writeFileSync(path, config(folder, name, port, simulatorPort, store));
+  const started = await start(
     1,
-    [...tsx, 'bench/bare-proxy.ts', String(BARE_PORT), `http://127.0.0.1:${SIMULATOR_PORT}`],
-    {},
-    'bare proxy',
+    [...nodeArgs, 'dist/src/main.js', 'serve', '--config', path],
+    'listening on',
+    env,
   );
+  return {
+    process: started,
+    url: `http://127.0.0.1:${port}`,
+    key: readFileSync(join(folder, 'key.txt'), 'utf8').trim(),
+  };
+}
+
+async function createRun(gateway: Gateway): Promise<string> {
+  const auth = { authorization: `Bearer ${gateway.key}`, 'content-type': 'application/json' };
+  const post = async (path: string, payload: unknown) =>
+    (await (
+      await fetch(`${gateway.url}${path}`, {
+        method: 'POST',
+        headers: { ...auth, 'idempotency-key': `bench-${Math.random()}` },
+        body: JSON.stringify(payload),
+      })
+    ).json()) as { id: string };
+  const unit = await post('/svc/v1/work-units', {});
+  return (await post('/svc/v1/runs', { work_unit_id: unit.id })).id;
+}
+
+const callHeaders = (gateway: Gateway, runId?: string): Record<string, string> => ({
+  'x-api-key': gateway.key,
+  'vendora-version': '2023-06-01',
+  'content-type': 'application/json',
+  ...(runId && { 'x-svc-run-id': runId }),
+});
+
+const PLAIN = { 'content-type': 'application/json' };
+
+async function postgresDatabase(): Promise<{ url: string; drop(): Promise<void> } | undefined> {
+  const admin = async (sql: string) => {
+    const client = new pg.Client({ connectionString: ADMIN_URL, connectionTimeoutMillis: 1500 });
+    client.on('error', () => {});
+    await client.connect();
+    try {
+      await client.query(sql);
+    } finally {
+      await client.end();
+    }
+  };
+  const name = `svc_bench_${process.pid}`;
   try {
-    const key = readFileSync(join(folder, 'key.txt'), 'utf8').trim();
-    const auth = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
-    const unit = (await (
-      await fetch(`http://127.0.0.1:${GATEWAY_PORT}/svc/v1/work-units`, {
-        method: 'POST',
-        headers: { ...auth, 'idempotency-key': 'bench-wu' },
-        body: '{}',
-      })
-    ).json()) as { id: string };
-    const run = (await (
-      await fetch(`http://127.0.0.1:${GATEWAY_PORT}/svc/v1/runs`, {
-        method: 'POST',
-        headers: { ...auth, 'idempotency-key': 'bench-run' },
-        body: JSON.stringify({ work_unit_id: unit.id }),
-      })
-    ).json()) as { id: string };
-    const headers = {
-      'x-api-key': key,
-      'vendora-version': '2023-06-01',
-      'content-type': 'application/json',
-      'x-svc-run-id': run.id,
+    await admin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+    await admin(`CREATE DATABASE ${name}`);
+  } catch (error) {
+    process.stderr.write(`PostgreSQL part skipped: ${(error as Error).message}\n`);
+    return undefined;
+  }
+  const url = new URL(ADMIN_URL);
+  url.pathname = `/${name}`;
+  return { url: url.toString(), drop: () => admin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`) };
+}
+
+/** After the two-replica load: the Run's books agree with its audit trail. */
+async function ledgerInvariant(url: string, runId: string): Promise<Figures['invariant']> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    for (let attempt = 0; attempt < 100; attempt++) {
+      const run = (await client.query('SELECT * FROM runs WHERE id = $1', [runId])).rows[0];
+      if (Number(run.reserved) === 0 || attempt === 99) {
+        const audit = (
+          await client.query('SELECT coalesce(sum(cost), 0)::bigint AS cost FROM audit WHERE run_id = $1', [
+            runId,
+          ])
+        ).rows[0];
+        const committed = Number(run.committed);
+        return {
+          committed,
+          reserved: Number(run.reserved),
+          budget: Number(run.budget),
+          unknown: Number(run.unknown_attempts),
+          auditSum: Number(audit.cost),
+          holds:
+            committed + Number(run.reserved) <= Number(run.budget) &&
+            Number(run.reserved) === 0 &&
+            committed === Number(audit.cost),
+        };
+      }
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    throw new Error('unreachable');
+  } finally {
+    await client.end();
+  }
+}
+
+async function measureOnce(world: World): Promise<Figures> {
+  const { bare, sqlite, postgres, replica, directUrl, simulatorUrl } = world;
+  const bareUrl = `${bare.url}/v1/messages`;
+  const sqliteUrl = `${sqlite.url}/v1/messages`;
+  const sqliteRun = world.sqliteRun;
+  const figures: Figures = {} as Figures;
+  figures.bare_c64 = await load({
+    url: bareUrl,
+    headers: PLAIN,
+    body: body(false),
+    connections: 64,
+    pids: [bare.pid],
+  });
+  figures.sqlite_c64 = await load({
+    url: sqliteUrl,
+    headers: callHeaders(sqlite, sqliteRun),
+    body: body(false),
+    connections: 64,
+    pids: [sqlite.process.pid],
+  });
+  figures.chat_c64 = await load({
+    url: sqliteUrl,
+    headers: callHeaders(sqlite, sqliteRun),
+    body: body(false, 'bench-chat'),
+    connections: 64,
+    pids: [sqlite.process.pid],
+  });
+  figures.direct_c1 = await sequentialLatency(`${directUrl}/v1/messages`, PLAIN, body(false), SAMPLES);
+  figures.bare_c1 = await sequentialLatency(bareUrl, PLAIN, body(false), SAMPLES);
+  figures.sqlite_c1 = await sequentialLatency(
+    sqliteUrl,
+    callHeaders(sqlite, sqliteRun),
+    body(false),
+    SAMPLES,
+  );
+  figures.chat_c1 = await sequentialLatency(
+    sqliteUrl,
+    callHeaders(sqlite, sqliteRun),
+    body(false, 'bench-chat'),
+    SAMPLES,
+  );
+  figures.streams_sqlite_c16 = await load({
+    url: sqliteUrl,
+    headers: callHeaders(sqlite, sqliteRun),
+    body: body(true),
+    connections: 16,
+    pids: [sqlite.process.pid],
+  });
+  figures.streams_bare_c16 = await load({
+    url: bareUrl,
+    headers: PLAIN,
+    body: body(true),
+    connections: 16,
+    pids: [bare.pid],
+  });
+  const tokenSamples = Math.max(100, Math.floor(SAMPLES / 10));
+  figures.first_token_direct = await firstTokenLatency(
+    `${directUrl}/v1/messages`,
+    PLAIN,
+    body(true),
+    tokenSamples,
+  );
+  figures.first_token_bare = await firstTokenLatency(bareUrl, PLAIN, body(true), tokenSamples);
+  figures.first_token_sqlite = await firstTokenLatency(
+    sqliteUrl,
+    callHeaders(sqlite, sqliteRun),
+    body(true),
+    tokenSamples,
+  );
+  if (postgres && replica) {
+    const pgUrl = `${postgres.url}/v1/messages`;
+    figures.pg_no_run_c64 = await load({
+      url: pgUrl,
+      headers: callHeaders(postgres),
+      body: body(false),
+      connections: 64,
+      pids: [postgres.process.pid],
+    });
+    figures.pg_runs64_c64 = await load({
+      url: pgUrl,
+      headers: callHeaders(postgres),
+      body: body(false),
+      connections: 64,
+      pids: [postgres.process.pid],
+      headersFor: (connection) => ({ 'x-svc-run-id': world.pgRuns[connection % world.pgRuns.length]! }),
+    });
+    figures.pg_one_run_c64 = await load({
+      url: pgUrl,
+      headers: callHeaders(postgres, world.pgRuns[0]),
+      body: body(false),
+      connections: 64,
+      pids: [postgres.process.pid],
+    });
+    const runId = await createRun(postgres);
+    const both = await Promise.all(
+      [postgres, replica].map((gateway) =>
+        load({
+          url: `${gateway.url}/v1/messages`,
+          headers: callHeaders(gateway, runId),
+          body: body(false),
+          connections: 32,
+          pids: [gateway.process.pid],
+        }),
+      ),
+    );
+    figures.pg_two_replicas_c64 = {
+      perSecond: both[0]!.perSecond + both[1]!.perSecond,
+      p50: Math.max(both[0]!.p50, both[1]!.p50),
+      p99: Math.max(both[0]!.p99, both[1]!.p99),
+      non2xx: both[0]!.non2xx + both[1]!.non2xx,
+      cpuMsPerCall: (both[0]!.cpuMsPerCall + both[1]!.cpuMsPerCall) / 2,
     };
-    await fetch(`http://127.0.0.1:${SIMULATOR_PORT}/_sim/behaviour`, {
+    figures.invariant = await ledgerInvariant(world.databaseUrl!, runId);
+  }
+  figures.rss_sqlite = peakRssMb(sqlite.process.pid);
+  figures.rss_bare = peakRssMb(bare.pid);
+  return figures;
+}
+
+interface World {
+  bare: Started & { url: string };
+  sqlite: Gateway;
+  sqliteRun: string;
+  postgres?: Gateway;
+  replica?: Gateway;
+  pgRuns: string[];
+  databaseUrl?: string;
+  directUrl: string;
+  simulatorUrl: string;
+}
+
+/** Median of every numeric leaf over the repeats (the invariant is the last repeat's). */
+function medianFigures(all: Figures[]): Figures {
+  const merge = (values: unknown[]): unknown => {
+    if (typeof values[0] === 'number') return median(values as number[]);
+    if (typeof values[0] === 'boolean') return (values as boolean[]).every(Boolean);
+    if (values[0] && typeof values[0] === 'object') {
+      return Object.fromEntries(
+        Object.keys(values[0] as object).map((key) => [
+          key,
+          merge(values.map((value) => (value as Record<string, unknown>)[key])),
+        ]),
+      );
+    }
+    return values[values.length - 1];
+  };
+  return merge(all) as Figures;
+}
+
+async function main() {
+  const folder = mkdtempSync(join(tmpdir(), 'svc-bench-'));
+  const stops: Array<() => Promise<void>> = [];
+  const database = await postgresDatabase();
+  try {
+    const simulatorPort = await freePort();
+    const simulator = await start(
+      0,
+      ['--import', 'tsx', 'src/simulator/main.ts', '--port', String(simulatorPort)],
+      'http://',
+    );
+    stops.push(simulator.stop);
+    const simulatorUrl = `http://127.0.0.1:${simulatorPort}`;
+    const barePort = await freePort();
+    const bareProcess = await start(
+      1,
+      ['--import', 'tsx', 'bench/bare-proxy.ts', String(barePort), simulatorUrl],
+      'bare proxy',
+    );
+    stops.push(bareProcess.stop);
+    const profile = process.env.BENCH_PROFILE_DIR;
+    const sqlite = await startGateway(
+      join(folder),
+      'sqlite',
+      simulatorPort,
+      `{ kind: sqlite, sqlite: { path: ${join(folder, 'svc.db')} } }`,
+      {},
+      profile ? ['--cpu-prof', `--cpu-prof-dir=${profile}`] : [],
+    );
+    stops.push(sqlite.process.stop);
+    const world: World = {
+      bare: { ...bareProcess, url: `http://127.0.0.1:${barePort}` },
+      sqlite,
+      sqliteRun: await createRun(sqlite),
+      pgRuns: [],
+      directUrl: simulatorUrl,
+      simulatorUrl,
+    };
+    if (database) {
+      const pgFolder = join(folder, 'pg');
+      const store = '{ kind: postgres, postgres: { url_env: SVC_BENCH_DATABASE_URL } }';
+      const env = { SVC_BENCH_DATABASE_URL: database.url };
+      world.postgres = await startGateway(pgFolder, 'pg-a', simulatorPort, store, env);
+      stops.push(world.postgres.process.stop);
+      world.replica = await startGateway(pgFolder, 'pg-b', simulatorPort, store, env);
+      stops.push(world.replica.process.stop);
+      world.databaseUrl = database.url;
+      for (let index = 0; index < 64; index++) world.pgRuns.push(await createRun(world.postgres));
+    }
+    await fetch(`${simulatorUrl}/_sim/behaviour`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ behaviour: { deltas: 20, text: 'word '.repeat(40) } }),
     });
-    const gatewayUrl = `http://127.0.0.1:${GATEWAY_PORT}/v1/messages`;
-    const bareUrl = `http://127.0.0.1:${BARE_PORT}/v1/messages`;
-    const directUrl = `http://127.0.0.1:${SIMULATOR_PORT}/v1/messages`;
-    const plain = { 'content-type': 'application/json' };
-
-    // warm up both targets (JIT, connection pools, the SQLite file's first pages)
-    await load(gatewayUrl, headers, body(false), 16);
-    await load(gatewayUrl, headers, body(false).replace('"bench"', '"bench-chat"'), 16);
-    await load(gatewayUrl, headers, body(false), 64);
-    const results: Record<string, unknown> = {};
-    results.bare_c64 = await load(bareUrl, plain, body(false), 64, bare.child.pid);
-    results.gateway_c64 = await load(gatewayUrl, headers, body(false), 64, gateway.child.pid);
-    const samples = Number(process.env.BENCH_SAMPLES ?? 3000);
-    results.direct_c1 = await sequentialLatency(directUrl, plain, body(false), samples);
-    results.bare_c1 = await sequentialLatency(bareUrl, plain, body(false), samples);
-    results.gateway_c1 = await sequentialLatency(gatewayUrl, headers, body(false), samples);
-    results.gateway_chat_c1 = await sequentialLatency(
-      gatewayUrl,
-      headers,
-      body(false).replace('"bench"', '"bench-chat"'),
-      samples,
-    );
-    results.gateway_chat_c64 = await load(
-      gatewayUrl,
-      headers,
-      body(false).replace('"bench"', '"bench-chat"'),
-      64,
-      gateway.child.pid,
-    );
-    results.streams_gateway_c16 = await load(gatewayUrl, headers, body(true), 16, gateway.child.pid);
-    results.streams_bare_c16 = await load(bareUrl, plain, body(true), 16, bare.child.pid);
-    results.first_token_direct = await firstTokenLatency(directUrl, plain, 300);
-    results.first_token_gateway = await firstTokenLatency(gatewayUrl, headers, 300);
-    const runAfter = (await (
-      await fetch(`http://127.0.0.1:${GATEWAY_PORT}/svc/v1/runs/${run.id}`, { headers: auth })
-    ).json()) as Record<string, unknown>;
-    report(results, runAfter);
+    // Warm-up (JIT, connection pools, the database files' first pages).
+    for (const gateway of [world.sqlite, world.postgres].filter((each): each is Gateway => !!each)) {
+      const runId = gateway === world.sqlite ? world.sqliteRun : world.pgRuns[0];
+      await load({
+        url: `${gateway.url}/v1/messages`,
+        headers: callHeaders(gateway, runId),
+        body: body(false),
+        connections: 64,
+      });
+      await load({
+        url: `${gateway.url}/v1/messages`,
+        headers: callHeaders(gateway, runId),
+        body: body(true),
+        connections: 16,
+      });
+    }
+    await load({ url: `${world.bare.url}/v1/messages`, headers: PLAIN, body: body(false), connections: 64 });
+    const all: Figures[] = [];
+    for (let round = 0; round < REPEAT; round++) all.push(await measureOnce(world));
+    report(medianFigures(all), { seconds: DURATION, samples: SAMPLES, repeat: REPEAT });
   } finally {
-    await bare.stop();
-    await gateway.stop();
-    await simulator.stop();
+    for (const stop of stops.reverse()) await stop();
+    await database?.drop().catch(() => undefined);
     rmSync(folder, { recursive: true, force: true });
   }
 }
 
-function report(results: Record<string, any>, run: Record<string, unknown>) {
-  const line = (label: string, value: string) => process.stdout.write(`${label.padEnd(58)} ${value}\n`);
-  process.stdout.write(
-    `\nsvc gateway benchmark (node ${process.version}, ${DURATION}s per load, 1 KB requests, gateway and bare proxy on core 1)\n\n`,
-  );
-  line(
-    'bare pass-through, c=64, calls/s',
-    `${results.bare_c64.perSecond} (CPU ${results.bare_c64.cpuMsPerCall.toFixed(3)} ms/call)`,
-  );
-  line(
-    'gateway (Run attached, ledger+audit), c=64, calls/s',
-    `${results.gateway_c64.perSecond} (CPU ${results.gateway_c64.cpuMsPerCall.toFixed(3)} ms/call, non-2xx ${results.gateway_c64.non2xx})`,
-  );
-  line(
-    'gateway, chat-completions target, c=64, calls/s',
-    `${results.gateway_chat_c64.perSecond} (CPU ${results.gateway_chat_c64.cpuMsPerCall.toFixed(3)} ms/call)`,
-  );
-  const ms = (value: number) => value.toFixed(3);
-  line(
-    'direct to simulator, c=1, p50 / p99 ms',
-    `${ms(results.direct_c1.p50)} / ${ms(results.direct_c1.p99)}`,
-  );
-  line('bare pass-through, c=1, p50 / p99 ms', `${ms(results.bare_c1.p50)} / ${ms(results.bare_c1.p99)}`);
-  line('gateway, c=1, p50 / p99 ms', `${ms(results.gateway_c1.p50)} / ${ms(results.gateway_c1.p99)}`);
-  line(
-    'gateway chat-completions target, c=1, p50 / p99 ms',
-    `${ms(results.gateway_chat_c1.p50)} / ${ms(results.gateway_chat_c1.p99)}`,
-  );
-  line('gateway median overhead over direct, c=1, ms', ms(results.gateway_c1.p50 - results.direct_c1.p50));
-  line('bare median overhead over direct, c=1, ms', ms(results.bare_c1.p50 - results.direct_c1.p50));
-  line(
-    'chat translation median cost over messages target, c=1, ms',
-    ms(results.gateway_chat_c1.p50 - results.gateway_c1.p50),
-  );
-  line(
-    'streams of 20 deltas, gateway c=16, streams/s',
-    `${results.streams_gateway_c16.perSecond} (CPU ${results.streams_gateway_c16.cpuMsPerCall.toFixed(3)} ms/stream)`,
-  );
-  line('streams of 20 deltas, bare c=16, streams/s', `${results.streams_bare_c16.perSecond}`);
-  line(
-    'first token, direct p50 / p99 ms',
-    `${results.first_token_direct.p50.toFixed(2)} / ${results.first_token_direct.p99.toFixed(2)}`,
-  );
-  line(
-    'first token, gateway p50 / p99 ms',
-    `${results.first_token_gateway.p50.toFixed(2)} / ${results.first_token_gateway.p99.toFixed(2)}`,
-  );
-  line(
-    'Run after the benchmark (committed / reserved / unknown)',
-    `${run.committed_micros_usd} / ${run.reserved_micros_usd} / ${run.unknown_attempts}`,
-  );
-}
+export type { Histogram, LoadResult };
 
 main().catch((error) => {
   process.stderr.write(`${(error as Error).stack}\n`);

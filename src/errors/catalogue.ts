@@ -197,6 +197,13 @@ export const ERROR_CATALOGUE = {
     meaning:
       'The ledger cannot be reached, so the model call was not admitted and nothing reached the upstream.',
   },
+  store_busy: {
+    status: 429,
+    vendora: 'rate_limit_error',
+    vendorb: 'rate_limit_error',
+    meaning:
+      'Back-pressure: every store connection of this replica is busy and its wait queue is full or too slow. The database is healthy and nothing was written; retry after Retry-After.',
+  },
   internal_error: {
     status: 500,
     vendora: 'api_error',

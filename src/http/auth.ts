@@ -43,6 +43,8 @@ function presentedSecret(headers: IncomingHttpHeaders): string {
 
 export class Authenticator {
   private readonly cache = new Map<string, { caller: Caller | undefined; expiresMs: number }>();
+  /** Lookups in flight: a burst of requests with an expired entry asks the store once, not once each. */
+  private readonly lookups = new Map<string, Promise<Caller | undefined>>();
 
   constructor(
     private readonly store: Store,
@@ -54,17 +56,24 @@ export class Authenticator {
     const now = this.clock.now();
     let entry = this.cache.get(hash);
     if (!entry || entry.expiresMs <= now) {
-      const key = await this.store.findKeyByHash(hash);
-      const caller =
-        key && key.revokedAt === null
-          ? { keyId: key.id, projectId: key.projectId, scopes: key.scopes }
-          : undefined;
-      entry = { caller, expiresMs: now + CACHE_MS };
+      let lookup = this.lookups.get(hash);
+      if (!lookup) {
+        lookup = this.lookup(hash).finally(() => this.lookups.delete(hash));
+        this.lookups.set(hash, lookup);
+      }
+      entry = { caller: await lookup, expiresMs: now + CACHE_MS };
       if (this.cache.size > 10_000) this.cache.clear();
       this.cache.set(hash, entry);
     }
     if (!entry.caller) throw new GatewayError('authentication_failed', 'Invalid or revoked Gateway Key.');
     return entry.caller;
+  }
+
+  private async lookup(hash: string): Promise<Caller | undefined> {
+    const key = await this.store.findKeyByHash(hash);
+    return key && key.revokedAt === null
+      ? { keyId: key.id, projectId: key.projectId, scopes: key.scopes }
+      : undefined;
   }
 }
 

@@ -56,7 +56,9 @@ export function registerErrorHandling(app: FastifyInstance): void {
       request.log.error({ err: error }, 'unhandled error');
       gatewayError = new GatewayError('internal_error', `Internal error; quote request id ${request.id}.`);
     } else if (gatewayError.status >= 500) {
-      request.log.warn({ code: gatewayError.code, message: gatewayError.message }, 'request failed');
+      // The store's own reason (never a secret: SQLSTATE, driver code, message) tells an outage from load.
+      const cause = error instanceof StoreUnavailableError ? error.message : undefined;
+      request.log.warn({ code: gatewayError.code, message: gatewayError.message, cause }, 'request failed');
     }
     const rendered = renderError(dialectOf(path), gatewayError, request.id);
     return reply.code(rendered.status).headers(rendered.headers).send(rendered.body);

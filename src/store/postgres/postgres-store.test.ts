@@ -154,6 +154,48 @@ describePostgres('postgres store', () => {
       });
     });
 
+    it('group commit decides reservations in arrival order, each on its own (one replica, one batch)', async () => {
+      const [first] = await twoReplicas();
+      const runId = await createRun(first, await createWorkUnit(first), 100);
+      // 60 goes alone (the queue was idle); 50 and 30 queue behind it and share the next batch:
+      // 50 no longer fits, 30 still does.
+      const codes = await Promise.all([60, 50, 30].map((amount) => outcome(reserve(first, runId, amount))));
+      expect(codes).toEqual(['ok', 'run_budget_exceeded', 'ok']);
+      expect(await first.getRun(PROJECT, runId)).toMatchObject({ reservedMicrosUsd: 90 });
+    });
+
+    it('a full pool on a healthy database is back-pressure: store_busy (429, Retry-After), never unavailable', async () => {
+      const { url } = await database();
+      const store = open(url, { poolMax: 1, queueMax: 1 });
+      await store.migrate();
+      const client = new pg.Client({ connectionString: url });
+      await client.connect();
+      closers.push(() => client.end());
+      await client.query(`
+        CREATE FUNCTION slow_down() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN PERFORM pg_sleep(0.5); RETURN NEW; END $$;
+        CREATE TRIGGER slow_keys BEFORE INSERT ON gateway_keys FOR EACH ROW EXECUTE FUNCTION slow_down();`);
+      const key = (id: string) =>
+        store.createKey({
+          id,
+          projectId: PROJECT,
+          secretHash: id,
+          scopes: [],
+          label: null,
+          createdAt: iso(),
+        });
+      // One holds the only connection, one waits in the queue, the third finds the queue full.
+      const results = await Promise.all(
+        ['key_1', 'key_2', 'key_3'].map((id) => failure(key(id)).catch(() => 'ok')),
+      );
+      expect(results.slice(0, 2)).toEqual(['ok', 'ok']);
+      const busy = results[2];
+      expect(busy).toBeInstanceOf(GatewayError);
+      expect((busy as GatewayError).code).toBe('store_busy');
+      expect((busy as GatewayError).status).toBe(429);
+      expect((busy as GatewayError).options.retryAfter).toBe('1');
+      expect((await store.listKeys(PROJECT)).map((entry) => entry.id)).toEqual(['key_1', 'key_2']);
+    });
+
     it('creates exactly 32 Runs from 40 creations raced by two replicas', async () => {
       const [first, second] = await twoReplicas();
       const workUnitId = await createWorkUnit(first);

@@ -10,7 +10,7 @@
  * This file owns the pool (pool.ts), the transaction boundary and the plain reads.
  */
 import type pg from 'pg';
-import { StoreUnavailableError } from '../../errors/gateway-error.js';
+import { GatewayError, StoreUnavailableError } from '../../errors/gateway-error.js';
 import type {
   AuditEntry,
   AuditQuery,
@@ -47,11 +47,14 @@ import {
   type Write,
   workUnitRow,
 } from './governance.js';
+import { type BatchOutcome, GroupCommit } from './group-commit.js';
 import { claimIdempotencyKey, storeIdempotentResponse } from './idempotency.js';
 import { PostgresJobs } from './jobs.js';
 import { reapIn, renewLeaseIn, reserveIn, settleIn } from './ledger.js';
+import { reserveBatch, settleBatch } from './ledger-batch.js';
 import { migrate } from './migrate.js';
 import { createPool, DEFAULT_CONNECT_TIMEOUT_MS, type PostgresOptions } from './pool.js';
+import { PoolGate, type SlotResult } from './pool-gate.js';
 
 export type { PostgresOptions } from './pool.js';
 
@@ -60,10 +63,28 @@ type Client = pg.PoolClient;
 const READ_COMMITTED = 'BEGIN ISOLATION LEVEL READ COMMITTED';
 /** Multi-statement reads see one snapshot; read-only REPEATABLE READ never fails to serialize. */
 const SNAPSHOT_READ = 'BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY';
+/**
+ * Reservation batches written at once: one, so this replica's reservations are decided strictly in
+ * arrival order (two batches in flight could take the Run's lock in either order).
+ */
+const RESERVE_BATCHES_IN_FLIGHT = 1;
+/** Settlement batches written at once, on the settlement pool (leaves one connection for renewals). */
+const SETTLE_BATCHES_IN_FLIGHT = 1;
+const MAX_BATCH = 256;
+
+/** How a failed transaction ended, for the pool gate (pool-gate.ts). */
+function slotResult(error: unknown): SlotResult {
+  if (!(error instanceof StoreUnavailableError)) return 'answered';
+  return connectionBroken(error.cause) ? 'connection_lost' : 'failed';
+}
 
 export class PostgresStore implements Store {
   readonly kind = 'postgres' as const;
   private readonly pool: pg.Pool;
+  private readonly settlePool: pg.Pool;
+  private readonly gate: PoolGate;
+  private readonly reservations: GroupCommit<ReserveInput>;
+  private readonly settlements: GroupCommit<SettleInput>;
   private readonly lockTimeoutMs: number;
   private readonly options: PostgresOptions;
   private closed = false;
@@ -76,7 +97,37 @@ export class PostgresStore implements Store {
     this.options = options;
     const settings = createPool(options);
     this.pool = settings.pool;
+    this.settlePool = settings.settlePool;
     this.lockTimeoutMs = settings.lockTimeoutMs;
+    const connectTimeoutMs = options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS;
+    this.gate = new PoolGate({
+      slots: options.poolMax ?? 10,
+      maxWaiting: options.queueMax ?? 4096,
+      maxWaitMs: options.queueWaitMs ?? 10_000,
+      // Backstop only (a lost connection refuses the waiters at once): longer than any statement.
+      stallMs: connectTimeoutMs + (options.statementTimeoutMs ?? 5000),
+    });
+    this.reservations = new GroupCommit(
+      (inputs) =>
+        this.batchOrEach(
+          inputs,
+          (client) => reserveBatch(client, inputs),
+          (input) => this.transaction((client) => reserveIn(client, input)),
+        ),
+      RESERVE_BATCHES_IN_FLIGHT,
+      MAX_BATCH,
+    );
+    this.settlements = new GroupCommit(
+      (inputs) =>
+        this.batchOrEach(
+          inputs,
+          (client) => settleBatch(client, inputs),
+          (input) => this.transaction((client) => settleIn(client, input), READ_COMMITTED, 'settle'),
+          'settle',
+        ),
+      SETTLE_BATCHES_IN_FLIGHT,
+      MAX_BATCH,
+    );
     this.files = new PostgresFilesRepository(
       (work, begin) => this.transaction(work, begin),
       this.lockTimeoutMs,
@@ -86,11 +137,64 @@ export class PostgresStore implements Store {
     this.deferredResponses = new PostgresDeferredResponses((work) => this.transaction(work));
   }
 
-  /** Runs `work` in one transaction on one connection; failures are mapped by toStoreError. */
-  private async transaction<T>(work: (client: Client) => Promise<T>, begin = READ_COMMITTED): Promise<T> {
+  /**
+   * One batch in one transaction; when the batch as a whole fails for a reason other than the
+   * database being unavailable (a bug or a constraint hit by one item), each item is retried in
+   * its own transaction so one bad item cannot fail its neighbours.
+   */
+  private async batchOrEach<I>(
+    items: I[],
+    batch: (client: Client) => Promise<BatchOutcome[]>,
+    single: (item: I) => Promise<void>,
+    lane: 'main' | 'settle' = 'main',
+  ): Promise<BatchOutcome[]> {
+    try {
+      return await this.transaction(batch, READ_COMMITTED, lane);
+    } catch (error) {
+      if (items.length === 1 || error instanceof StoreUnavailableError || error instanceof GatewayError)
+        throw error;
+      return Promise.all(
+        items.map((item) =>
+          single(item).then(
+            () => undefined,
+            (itemError: unknown) => ({ error: itemError }),
+          ),
+        ),
+      );
+    }
+  }
+
+  /**
+   * Runs `work` in one transaction on one connection; failures are mapped by toStoreError.
+   * lane 'main' waits for a slot of the main pool (pool-gate.ts: bounded queue, store_busy);
+   * lane 'settle' uses the small settlement pool, which new reservations never occupy.
+   */
+  private async transaction<T>(
+    work: (client: Client) => Promise<T>,
+    begin = READ_COMMITTED,
+    lane: 'main' | 'settle' = 'main',
+  ): Promise<T> {
+    if (lane === 'settle') return this.transactionOn(this.settlePool, work, begin);
+    await this.gate.acquire();
+    let result: SlotResult = 'answered';
+    try {
+      return await this.transactionOn(this.pool, work, begin);
+    } catch (error) {
+      result = slotResult(error);
+      throw error;
+    } finally {
+      this.gate.release(result);
+    }
+  }
+
+  private async transactionOn<T>(
+    pool: pg.Pool,
+    work: (client: Client) => Promise<T>,
+    begin: string,
+  ): Promise<T> {
     let client: Client;
     try {
-      client = await this.pool.connect();
+      client = await pool.connect();
     } catch (error) {
       throw toStoreError(error);
     }
@@ -124,10 +228,16 @@ export class PostgresStore implements Store {
     text: string,
     values: unknown[] = [],
   ): Promise<pg.QueryResult<R>> {
+    await this.gate.acquire();
+    let result: SlotResult = 'answered';
     try {
       return await this.pool.query<R>(text, values);
     } catch (error) {
-      throw toStoreError(error);
+      const mapped = toStoreError(error);
+      result = slotResult(mapped);
+      throw mapped;
+    } finally {
+      this.gate.release(result);
     }
   }
 
@@ -144,7 +254,7 @@ export class PostgresStore implements Store {
 
   async ping(): Promise<void> {
     try {
-      await this.pool.query('SELECT 1');
+      await this.settlePool.query('SELECT 1');
     } catch (error) {
       const mapped = toStoreError(error);
       throw mapped instanceof StoreUnavailableError
@@ -156,7 +266,7 @@ export class PostgresStore implements Store {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    await this.pool.end();
+    await Promise.all([this.pool.end(), this.settlePool.end()]);
   }
 
   // ---- keys --------------------------------------------------------------------------------
@@ -335,16 +445,22 @@ export class PostgresStore implements Store {
 
   // ---- ledger (ledger.ts) ------------------------------------------------------------------
 
+  /** Group commit (ledger-batch.ts): calls queued while a batch is written go in the next one. */
   async reserve(input: ReserveInput): Promise<void> {
-    await this.transaction((client) => reserveIn(client, input));
+    await this.reservations.submit(input);
   }
 
+  /** Group commit on the settlement pool: a settlement never waits behind new reservations. */
   async settle(input: SettleInput): Promise<void> {
-    await this.transaction((client) => settleIn(client, input));
+    await this.settlements.submit(input);
   }
 
   async renewLease(attemptId: string, leaseExpiresAt: string): Promise<void> {
-    await this.transaction((client) => renewLeaseIn(client, attemptId, leaseExpiresAt));
+    await this.transaction(
+      (client) => renewLeaseIn(client, attemptId, leaseExpiresAt),
+      READ_COMMITTED,
+      'settle',
+    );
   }
 
   async reapExpiredAttempts(nowIso: string, liveOwner?: string): Promise<number> {

@@ -1,0 +1,185 @@
+/**
+ * Benchmark plumbing: processes pinned to a core, free ports, CPU and peak RSS from /proc, the
+ * autocannon load, sequential latency histograms and time to first token. Asserts nothing.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import autocannon from 'autocannon';
+import { request as undiciRequest } from 'undici';
+
+export const DURATION = Number(process.env.BENCH_SECONDS ?? 6);
+
+export interface Started {
+  child: ChildProcess;
+  pid: number;
+  stop(): Promise<void>;
+}
+
+export async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((done) => server.listen(0, '127.0.0.1', () => done()));
+  const address = server.address();
+  await new Promise<void>((done) => server.close(() => done()));
+  if (address === null || typeof address === 'string') throw new Error('no port');
+  return address.port;
+}
+
+/** Starts `node args` pinned to `core` and resolves once its output contains `ready`. */
+export function start(
+  core: number,
+  args: string[],
+  ready: string,
+  env: NodeJS.ProcessEnv = {},
+): Promise<Started> {
+  return new Promise((resolve, reject) => {
+    const child = spawn('taskset', ['-c', String(core), process.execPath, ...args], {
+      env: { ...process.env, ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let output = '';
+    const onData = (chunk: Buffer) => {
+      output += chunk.toString();
+      if (!output.includes(ready)) return;
+      child.stdout?.off('data', onData);
+      child.stderr?.off('data', onData);
+      child.stdout?.resume();
+      child.stderr?.resume();
+      child.removeAllListeners('exit');
+      resolve({
+        child,
+        pid: child.pid!,
+        stop: () =>
+          new Promise((done) => {
+            if (child.exitCode !== null) return done();
+            child.once('exit', () => done());
+            child.kill('SIGTERM');
+          }),
+      });
+    };
+    child.stdout?.on('data', onData);
+    child.stderr?.on('data', onData);
+    child.once('exit', (code) => reject(new Error(`process exited early (${code}): ${output}`)));
+  });
+}
+
+/** User + system CPU seconds of a process (taskset execs node, so the PID is node's). */
+export function cpuSeconds(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
+/** Peak resident set size (VmHWM) in MB. */
+export function peakRssMb(pid: number): number {
+  const line = readFileSync(`/proc/${pid}/status`, 'utf8')
+    .split('\n')
+    .find((entry) => entry.startsWith('VmHWM:'));
+  return Number(line?.match(/(\d+)/)?.[1] ?? 0) / 1024;
+}
+
+export interface LoadResult {
+  perSecond: number;
+  p50: number;
+  p99: number;
+  non2xx: number;
+  cpuMsPerCall: number;
+}
+
+export interface LoadOptions {
+  url: string;
+  headers: Record<string, string>;
+  body: string;
+  connections: number;
+  /** Processes whose CPU is charged to the load (the gateway, or both replicas). */
+  pids?: number[];
+  /** Per-connection headers (e.g. a Run id per connection). */
+  headersFor?: (connection: number) => Record<string, string>;
+}
+
+export async function load(options: LoadOptions): Promise<LoadResult> {
+  const pids = options.pids ?? [];
+  const before = pids.map(cpuSeconds);
+  let connection = 0;
+  const result = await autocannon({
+    url: options.url,
+    method: 'POST',
+    headers: options.headers,
+    body: options.body,
+    connections: options.connections,
+    duration: DURATION,
+    pipelining: 1,
+    ...(options.headersFor && {
+      setupClient: (client: { setHeaders(headers: Record<string, string>): void }) => {
+        client.setHeaders({ ...options.headers, ...options.headersFor!(connection++) });
+      },
+    }),
+  });
+  const cpu = pids.reduce((sum, pid, index) => sum + cpuSeconds(pid) - before[index]!, 0);
+  const requests = result.requests.total;
+  return {
+    perSecond: Math.round(result.requests.average),
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    non2xx: result.non2xx + result.errors,
+    cpuMsPerCall: requests > 0 ? (cpu * 1000) / requests : 0,
+  };
+}
+
+export interface Histogram {
+  p50: number;
+  p90: number;
+  p99: number;
+  p999: number;
+  max: number;
+}
+
+function histogram(timings: number[]): Histogram {
+  timings.sort((a, b) => a - b);
+  const at = (quantile: number) =>
+    timings[Math.min(timings.length - 1, Math.floor(timings.length * quantile))]!;
+  return { p50: at(0.5), p90: at(0.9), p99: at(0.99), p999: at(0.999), max: timings[timings.length - 1]! };
+}
+
+/** Sequential calls (concurrency 1), timed with hrtime, in ms. */
+export async function sequentialLatency(
+  url: string,
+  headers: Record<string, string>,
+  payload: string,
+  samples: number,
+): Promise<Histogram> {
+  const timings: number[] = [];
+  for (let index = 0; index < samples; index++) {
+    const started = process.hrtime.bigint();
+    const response = await undiciRequest(url, { method: 'POST', headers, body: payload });
+    await response.body.text();
+    timings.push(Number(process.hrtime.bigint() - started) / 1e6);
+  }
+  return histogram(timings);
+}
+
+/** Sequential streaming calls: ms until the first content_block_delta arrived. */
+export async function firstTokenLatency(
+  url: string,
+  headers: Record<string, string>,
+  payload: string,
+  samples: number,
+): Promise<Histogram> {
+  const timings: number[] = [];
+  for (let index = 0; index < samples; index++) {
+    const started = process.hrtime.bigint();
+    const response = await undiciRequest(url, { method: 'POST', headers, body: payload });
+    let first = 0;
+    for await (const chunk of response.body) {
+      if (!first && chunk.toString().includes('content_block_delta'))
+        first = Number(process.hrtime.bigint() - started) / 1e6;
+    }
+    timings.push(first);
+  }
+  return histogram(timings);
+}
+
+export function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
+}

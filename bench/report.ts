@@ -1,0 +1,205 @@
+/** The benchmark's table: every figure of issue 16 with its ratio to the bare pass-through and its target. */
+import type { Histogram, LoadResult } from './harness.js';
+
+export interface Figures {
+  bare_c64: LoadResult;
+  sqlite_c64: LoadResult;
+  chat_c64: LoadResult;
+  direct_c1: Histogram;
+  bare_c1: Histogram;
+  sqlite_c1: Histogram;
+  chat_c1: Histogram;
+  streams_sqlite_c16: LoadResult;
+  streams_bare_c16: LoadResult;
+  first_token_direct: Histogram;
+  first_token_bare: Histogram;
+  first_token_sqlite: Histogram;
+  pg_no_run_c64?: LoadResult;
+  pg_runs64_c64?: LoadResult;
+  pg_one_run_c64?: LoadResult;
+  pg_two_replicas_c64?: LoadResult;
+  invariant?: {
+    committed: number;
+    reserved: number;
+    budget: number;
+    unknown: number;
+    auditSum: number;
+    holds: boolean;
+  };
+  rss_sqlite: number;
+  rss_bare: number;
+}
+
+interface Row {
+  figure: string;
+  gateway: string;
+  reference: string;
+  ratio: number;
+  target: string;
+  met?: boolean;
+}
+
+const ms = (value: number) => `${value.toFixed(2)} ms`;
+const hist = (h: Histogram) =>
+  `${h.p50.toFixed(2)} / ${h.p90.toFixed(2)} / ${h.p99.toFixed(2)} / ${h.p999.toFixed(2)} / ${h.max.toFixed(1)}`;
+
+export function report(f: Figures, run: { seconds: number; samples: number; repeat: number }): void {
+  const out = (text = '') => process.stdout.write(`${text}\n`);
+  const addedGateway = f.first_token_sqlite.p50 - f.first_token_direct.p50;
+  const addedBare = f.first_token_bare.p50 - f.first_token_direct.p50;
+  const rows: Row[] = [
+    {
+      figure: 'calls/s at c64 (SQLite, Run attached)',
+      gateway: String(f.sqlite_c64.perSecond),
+      reference: String(f.bare_c64.perSecond),
+      ratio: f.sqlite_c64.perSecond / f.bare_c64.perSecond,
+      target: '>= 0.45',
+      met: f.sqlite_c64.perSecond / f.bare_c64.perSecond >= 0.45,
+    },
+    {
+      figure: 'CPU per call at c64',
+      gateway: ms(f.sqlite_c64.cpuMsPerCall),
+      reference: ms(f.bare_c64.cpuMsPerCall),
+      ratio: f.sqlite_c64.cpuMsPerCall / f.bare_c64.cpuMsPerCall,
+      target: '<= 2.2',
+      met: f.sqlite_c64.cpuMsPerCall / f.bare_c64.cpuMsPerCall <= 2.2,
+    },
+    {
+      figure: 'added latency at c1, p50 (over direct)',
+      gateway: `+${ms(f.sqlite_c1.p50 - f.direct_c1.p50)}`,
+      reference: `+${ms(f.bare_c1.p50 - f.direct_c1.p50)}`,
+      ratio: (f.sqlite_c1.p50 - f.direct_c1.p50) / (f.bare_c1.p50 - f.direct_c1.p50),
+      target: '(none)',
+    },
+    {
+      figure: 'latency at c1, p99',
+      gateway: ms(f.sqlite_c1.p99),
+      reference: ms(f.bare_c1.p99),
+      ratio: f.sqlite_c1.p99 / f.bare_c1.p99,
+      target: '<= 3',
+      met: f.sqlite_c1.p99 / f.bare_c1.p99 <= 3,
+    },
+    {
+      figure: 'streams/s at c16 (20 deltas)',
+      gateway: String(f.streams_sqlite_c16.perSecond),
+      reference: String(f.streams_bare_c16.perSecond),
+      ratio: f.streams_sqlite_c16.perSecond / f.streams_bare_c16.perSecond,
+      target: '>= 0.6',
+      met: f.streams_sqlite_c16.perSecond / f.streams_bare_c16.perSecond >= 0.6,
+    },
+    {
+      figure: 'first token added at c1, p50',
+      gateway: `+${ms(addedGateway)}`,
+      reference: `+${ms(addedBare)}`,
+      ratio: addedGateway / addedBare,
+      target: '<= 2',
+      met: addedGateway / addedBare <= 2,
+    },
+    {
+      figure: 'peak RSS',
+      gateway: `${f.rss_sqlite.toFixed(0)} MB`,
+      reference: `${f.rss_bare.toFixed(0)} MB`,
+      ratio: f.rss_sqlite / f.rss_bare,
+      target: '<= 160 MB',
+      met: f.rss_sqlite <= 160,
+    },
+    {
+      figure: 'messages-to-chat translation: calls/s at c64',
+      gateway: String(f.chat_c64.perSecond),
+      reference: String(f.bare_c64.perSecond),
+      ratio: f.chat_c64.perSecond / f.bare_c64.perSecond,
+      target: '(none)',
+    },
+    {
+      figure: 'messages-to-chat translation: added at c1, p50',
+      gateway: `+${ms(f.chat_c1.p50 - f.direct_c1.p50)}`,
+      reference: `+${ms(f.bare_c1.p50 - f.direct_c1.p50)}`,
+      ratio: (f.chat_c1.p50 - f.direct_c1.p50) / (f.bare_c1.p50 - f.direct_c1.p50),
+      target: '(none)',
+    },
+  ];
+  if (f.pg_one_run_c64 && f.pg_runs64_c64 && f.pg_no_run_c64) {
+    rows.push(
+      {
+        figure: 'PostgreSQL calls/s at c64, no Run',
+        gateway: String(f.pg_no_run_c64.perSecond),
+        reference: String(f.bare_c64.perSecond),
+        ratio: f.pg_no_run_c64.perSecond / f.bare_c64.perSecond,
+        target: '(none)',
+      },
+      {
+        figure: 'PostgreSQL calls/s at c64, 64 Runs',
+        gateway: String(f.pg_runs64_c64.perSecond),
+        reference: String(f.bare_c64.perSecond),
+        ratio: f.pg_runs64_c64.perSecond / f.bare_c64.perSecond,
+        target: '(none)',
+      },
+      {
+        figure: 'PostgreSQL one Run / 64 Runs (calls/s at c64)',
+        gateway: String(f.pg_one_run_c64.perSecond),
+        reference: String(f.pg_runs64_c64.perSecond),
+        ratio: f.pg_one_run_c64.perSecond / f.pg_runs64_c64.perSecond,
+        target: '>= 0.7',
+        met: f.pg_one_run_c64.perSecond / f.pg_runs64_c64.perSecond >= 0.7,
+      },
+      {
+        figure: 'PostgreSQL one Run / SQLite (calls/s at c64)',
+        gateway: String(f.pg_one_run_c64.perSecond),
+        reference: String(f.sqlite_c64.perSecond),
+        ratio: f.pg_one_run_c64.perSecond / f.sqlite_c64.perSecond,
+        target: '>= 0.6',
+        met: f.pg_one_run_c64.perSecond / f.sqlite_c64.perSecond >= 0.6,
+      },
+      {
+        figure: 'PostgreSQL CPU per call at c64, one Run',
+        gateway: ms(f.pg_one_run_c64.cpuMsPerCall),
+        reference: ms(f.bare_c64.cpuMsPerCall),
+        ratio: f.pg_one_run_c64.cpuMsPerCall / f.bare_c64.cpuMsPerCall,
+        target: '(none)',
+      },
+    );
+  }
+  out(
+    `\nsvc gateway benchmark (node ${process.version}, ${run.seconds} s per load, ${run.samples} sequential samples, median of ${run.repeat} run(s); gateways and bare pass-through on core 1)\n`,
+  );
+  out('| figure | svc gateway | bare pass-through (or reference) | ratio | target | met |');
+  out('|---|---|---|---|---|---|');
+  for (const row of rows) {
+    const met = row.met === undefined ? '' : row.met ? 'yes' : 'NO';
+    out(
+      `| ${row.figure} | ${row.gateway} | ${row.reference} | ${row.ratio.toFixed(2)} | ${row.target} | ${met} |`,
+    );
+  }
+  out('\nc1 latency histograms, ms (p50 / p90 / p99 / p99.9 / max)');
+  out(`  direct to simulator      ${hist(f.direct_c1)}`);
+  out(`  bare pass-through        ${hist(f.bare_c1)}`);
+  out(`  gateway (SQLite, Run)    ${hist(f.sqlite_c1)}`);
+  out(`  gateway, chat target     ${hist(f.chat_c1)}`);
+  out(`  first token, direct      ${hist(f.first_token_direct)}`);
+  out(`  first token, bare        ${hist(f.first_token_bare)}`);
+  out(`  first token, gateway     ${hist(f.first_token_sqlite)}`);
+  const loads: Array<[string, LoadResult | undefined]> = [
+    ['bare c64', f.bare_c64],
+    ['gateway SQLite c64', f.sqlite_c64],
+    ['gateway chat target c64', f.chat_c64],
+    ['streams gateway c16', f.streams_sqlite_c16],
+    ['streams bare c16', f.streams_bare_c16],
+    ['PostgreSQL no Run c64', f.pg_no_run_c64],
+    ['PostgreSQL 64 Runs c64', f.pg_runs64_c64],
+    ['PostgreSQL one Run c64', f.pg_one_run_c64],
+    ['PostgreSQL two replicas, one Run, c64', f.pg_two_replicas_c64],
+  ];
+  out('\nloads (calls/s, p50 / p99 ms, non-2xx, CPU ms per call)');
+  for (const [label, result] of loads) {
+    if (!result) continue;
+    out(
+      `  ${label.padEnd(40)} ${String(result.perSecond).padStart(6)}  ${result.p50} / ${result.p99}  non-2xx ${result.non2xx}  CPU ${result.cpuMsPerCall.toFixed(3)}`,
+    );
+  }
+  if (f.invariant) {
+    const i = f.invariant;
+    out(
+      `\ntwo replicas on one PostgreSQL database, one Run: ${f.pg_two_replicas_c64!.perSecond} calls/s; ledger invariant ${i.holds ? 'holds' : 'BROKEN'} (committed ${i.committed} + reserved ${i.reserved} <= budget ${i.budget}; committed = audit sum ${i.auditSum}; unknown attempts ${i.unknown})`,
+    );
+  }
+}

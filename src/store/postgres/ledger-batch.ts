@@ -1,0 +1,211 @@
+/**
+ * The ledger's hot path on PostgreSQL, batched (group-commit.ts): one transaction admits or
+ * settles every call that queued meanwhile, whatever Runs they belong to.
+ *
+ * Reservations (5 statements per batch, including BEGIN and COMMIT):
+ *   SELECT the batch's Runs FOR UPDATE in id order (so two replicas' batches never deadlock), decide
+ *   each reservation in arrival order against the locked row plus what this batch already admitted
+ *   (the rule of the single conditional UPDATE in ledger.ts: active, not expired,
+ *   committed + reserved + amount <= budget), then one UPDATE of the Runs and one INSERT of the
+ *   admitted attempts. The decision is made while the row lock is held, so it is exact across
+ *   replicas; the CHECK runs_within_budget still backs it up.
+ * Settlements (7 statements per batch): lock the attempts (FOR UPDATE, id order; an attempt that is
+ *   no longer 'reserved' is left alone, as in settleIn), lock their Runs in id order, then one UPDATE
+ *   of the Runs, one of the attempts and one INSERT into the audit trail.
+ * Lock order as everywhere else: attempts, then Runs (ascending id).
+ */
+import type pg from 'pg';
+import type { ReserveInput, SettleInput } from '../port.js';
+import { type Row, runFromRow } from '../rows.js';
+import { reserveFailure, settlementAmounts } from '../rules.js';
+import type { BatchOutcome } from './group-commit.js';
+
+const sortedUnique = (values: Array<string | null>): string[] =>
+  [...new Set(values.filter((value): value is string => value !== null))].sort();
+
+export async function reserveBatch(client: pg.PoolClient, inputs: ReserveInput[]): Promise<BatchOutcome[]> {
+  const runIds = sortedUnique(inputs.map((input) => input.runId));
+  const locked = new Map<string, Row>();
+  if (runIds.length > 0) {
+    const rows = await client.query<Row>(
+      'SELECT * FROM runs WHERE id = ANY($1::text[]) ORDER BY id FOR UPDATE',
+      [runIds],
+    );
+    for (const row of rows.rows) locked.set(String(row.id), row);
+  }
+  const added = new Map<string, number>();
+  const admitted: ReserveInput[] = [];
+  const outcomes: BatchOutcome[] = inputs.map((input) => {
+    if (input.runId === null) {
+      admitted.push(input);
+      return undefined;
+    }
+    const row = locked.get(input.runId);
+    const run = row && String(row.project_id) === input.projectId ? runFromRow(row) : undefined;
+    const nowIso = new Date(input.now).toISOString();
+    const already = added.get(input.runId) ?? 0;
+    if (
+      run &&
+      run.status === 'active' &&
+      run.expiresAt > nowIso &&
+      run.committedMicrosUsd + run.reservedMicrosUsd + already + input.reservationMicrosUsd <=
+        run.budgetMicrosUsd
+    ) {
+      added.set(input.runId, already + input.reservationMicrosUsd);
+      admitted.push(input);
+      return undefined;
+    }
+    const current = run && { ...run, reservedMicrosUsd: run.reservedMicrosUsd + already };
+    return { error: reserveFailure(current, nowIso, input.reservationMicrosUsd) };
+  });
+  if (added.size > 0) {
+    await client.query(
+      `UPDATE runs SET reserved = runs.reserved + d.amount
+       FROM unnest($1::text[], $2::bigint[]) AS d(id, amount) WHERE runs.id = d.id`,
+      [[...added.keys()], [...added.values()]],
+    );
+  }
+  if (admitted.length > 0) {
+    const column = <K extends keyof ReserveInput>(key: K) => admitted.map((input) => input[key]);
+    await client.query(
+      `INSERT INTO attempts (id, project_id, key_id, run_id, state, reservation, lease_expires_at, owner, endpoint, alias,
+         connection, profile, upstream_model, created_at)
+       SELECT id, project_id, key_id, run_id, 'reserved', reservation, lease_expires_at, owner, endpoint, alias,
+         connection, profile, upstream_model, created_at
+       FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::bigint[], $6::timestamptz[], $7::text[],
+         $8::text[], $9::text[], $10::text[], $11::text[], $12::text[], $13::timestamptz[])
+         AS d(id, project_id, key_id, run_id, reservation, lease_expires_at, owner, endpoint, alias, connection,
+           profile, upstream_model, created_at)`,
+      [
+        column('attemptId'),
+        column('projectId'),
+        column('keyId'),
+        column('runId'),
+        column('reservationMicrosUsd'),
+        column('leaseExpiresAt'),
+        column('owner'),
+        column('endpoint'),
+        column('alias'),
+        column('connection'),
+        column('profile'),
+        column('upstreamModel'),
+        column('createdAt'),
+      ],
+    );
+  }
+  return outcomes;
+}
+
+interface Settling {
+  input: SettleInput;
+  attempt: Row;
+  reservation: number;
+  amounts: ReturnType<typeof settlementAmounts>;
+}
+
+export async function settleBatch(client: pg.PoolClient, inputs: SettleInput[]): Promise<BatchOutcome[]> {
+  const attemptIds = sortedUnique(inputs.map((input) => input.attemptId));
+  const found = await client.query<Row>(
+    'SELECT * FROM attempts WHERE id = ANY($1::text[]) ORDER BY id FOR UPDATE',
+    [attemptIds],
+  );
+  const open = new Map(
+    found.rows.filter((row) => row.state === 'reserved').map((row) => [String(row.id), row]),
+  );
+  const settling: Settling[] = [];
+  for (const input of inputs) {
+    const attempt = open.get(input.attemptId);
+    if (!attempt) continue; // unknown id, already settled, or settled earlier in this batch
+    open.delete(input.attemptId);
+    const reservation = Number(attempt.reservation);
+    settling.push({
+      input,
+      attempt,
+      reservation,
+      amounts: settlementAmounts(input.state, reservation, input.costMicrosUsd),
+    });
+  }
+  const perRun = new Map<string, { reserved: number; commit: number; overrun: number; unknown: number }>();
+  for (const { attempt, reservation, amounts } of settling) {
+    if (attempt.run_id === null) continue;
+    const runId = String(attempt.run_id);
+    const sum = perRun.get(runId) ?? { reserved: 0, commit: 0, overrun: 0, unknown: 0 };
+    sum.reserved += reservation;
+    sum.commit += amounts.commit;
+    sum.overrun += amounts.overrun;
+    sum.unknown += amounts.unknown;
+    perRun.set(runId, sum);
+  }
+  if (perRun.size > 0) {
+    const runIds = [...perRun.keys()].sort();
+    await client.query('SELECT id FROM runs WHERE id = ANY($1::text[]) ORDER BY id FOR UPDATE', [runIds]);
+    const sums = runIds.map((id) => perRun.get(id)!);
+    await client.query(
+      `UPDATE runs SET reserved = runs.reserved - d.reserved, committed = runs.committed + d.commit,
+         overrun = runs.overrun + d.overrun, unknown_attempts = runs.unknown_attempts + d.unknown
+       FROM unnest($1::text[], $2::bigint[], $3::bigint[], $4::bigint[], $5::int[]) AS d(id, reserved, commit, overrun, unknown)
+       WHERE runs.id = d.id`,
+      [
+        runIds,
+        sums.map((sum) => sum.reserved),
+        sums.map((sum) => sum.commit),
+        sums.map((sum) => sum.overrun),
+        sums.map((sum) => sum.unknown),
+      ],
+    );
+  }
+  if (settling.length > 0) {
+    const column = <T>(read: (entry: Settling) => T) => settling.map(read);
+    await client.query(
+      `UPDATE attempts SET state = d.state, cost = d.cost, settled_at = d.settled_at
+       FROM unnest($1::text[], $2::text[], $3::bigint[], $4::timestamptz[]) AS d(id, state, cost, settled_at)
+       WHERE attempts.id = d.id`,
+      [
+        column((entry) => entry.input.attemptId),
+        column((entry) => entry.input.state),
+        column((entry) => entry.amounts.commit),
+        column((entry) => entry.input.settledAt),
+      ],
+    );
+    await client.query(
+      `INSERT INTO audit (attempt_id, project_id, key_id, run_id, endpoint, alias, connection, profile, upstream_model,
+         state, reservation, cost, input_tokens, output_tokens, cache_creation_input_tokens, cache_read_input_tokens,
+         outcome, http_status, duration_ms, overran, created_at, settled_at)
+       SELECT attempt_id, project_id, key_id, run_id, endpoint, alias, connection, profile, upstream_model, state,
+         reservation, cost, input_tokens, output_tokens, cache_creation_input_tokens, cache_read_input_tokens, outcome,
+         http_status, duration_ms, overran, created_at, settled_at
+       FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[],
+         $9::text[], $10::text[], $11::bigint[], $12::bigint[], $13::bigint[], $14::bigint[], $15::bigint[],
+         $16::bigint[], $17::text[], $18::int[], $19::bigint[], $20::boolean[], $21::timestamptz[], $22::timestamptz[])
+         WITH ORDINALITY AS d(attempt_id, project_id, key_id, run_id, endpoint, alias, connection, profile,
+           upstream_model, state, reservation, cost, input_tokens, output_tokens, cache_creation_input_tokens,
+           cache_read_input_tokens, outcome, http_status, duration_ms, overran, created_at, settled_at, position)
+       ORDER BY position`,
+      [
+        column((entry) => entry.input.attemptId),
+        column((entry) => entry.attempt.project_id),
+        column((entry) => entry.attempt.key_id),
+        column((entry) => entry.attempt.run_id),
+        column((entry) => entry.attempt.endpoint),
+        column((entry) => entry.attempt.alias),
+        column((entry) => entry.attempt.connection),
+        column((entry) => entry.attempt.profile),
+        column((entry) => entry.attempt.upstream_model),
+        column((entry) => entry.input.state),
+        column((entry) => entry.reservation),
+        column((entry) => entry.amounts.commit),
+        column((entry) => entry.input.usage?.inputTokens ?? null),
+        column((entry) => entry.input.usage?.outputTokens ?? null),
+        column((entry) => entry.input.usage?.cacheCreationInputTokens ?? null),
+        column((entry) => entry.input.usage?.cacheReadInputTokens ?? null),
+        column((entry) => entry.input.outcome),
+        column((entry) => entry.input.httpStatus),
+        column((entry) => Math.round(entry.input.durationMs)),
+        column((entry) => entry.amounts.overrun > 0),
+        column((entry) => entry.attempt.created_at),
+        column((entry) => entry.input.settledAt),
+      ],
+    );
+  }
+  return inputs.map(() => undefined);
+}
