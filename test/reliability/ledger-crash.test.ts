@@ -181,6 +181,9 @@ describe('reliability: the ledger across process deaths and shutdowns [sqlite]',
         }))
         .sort((left, right) => String(left.attempt_id).localeCompare(String(right.attempt_id))),
     );
+    // The attempt rows carry the outcome too (migration 4).
+    const outcomes = await inspector.rows(`SELECT DISTINCT outcome FROM attempts WHERE run_id = '${runId}'`);
+    expect(outcomes).toEqual([{ outcome: 'lease_expired' }]);
     expect(gateway.output()).toMatch(/"reaped":4[,}].*previous process/);
 
     // The Run keeps working after the recovery: a new call settles normally on top.

@@ -168,6 +168,7 @@ describe('deferred responses: SPEC section 3, row by row', () => {
     expect(cancelledQueued).toMatchObject({ status: 'cancelled', error: null });
     expect(await attempt(queued.response.headers.get('svc-attempt-id')!)).toMatchObject({
       state: 'released',
+      outcome: 'not_sent',
       costMicrosUsd: 0,
     });
 
@@ -175,7 +176,7 @@ describe('deferred responses: SPEC section 3, row by row', () => {
     expect(cancelledRunning.status).toBe('cancelled');
     expect(cancelledRunning.error?.message).toMatch(/may have billed/);
     const committed = await attempt(running.response.headers.get('svc-attempt-id')!);
-    expect(committed).toMatchObject({ state: 'unknown' });
+    expect(committed).toMatchObject({ state: 'unknown', outcome: 'cancelled_running' });
     expect(committed!.costMicrosUsd).toBe(committed!.reservationMicrosUsd);
 
     // finished (cancelled, completed): cancel is 409.
