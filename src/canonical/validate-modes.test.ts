@@ -400,8 +400,8 @@ describe('rule 4: portable mode refusals', () => {
   });
 });
 
-describe('rule 6: cost', () => {
-  it('validates a ~1 KB request in well under 20 µs (loose guard; bench/validate.ts measures)', () => {
+describe('rule 6: a realistic request', () => {
+  it('accepts a ~1 KB tool round trip and returns the same request it validated (its cost is measured by bench/validate.ts)', () => {
     const body = base({
       system: [{ type: 'text', text: 'You are a careful assistant.' }],
       tools: [customTool],
@@ -419,11 +419,8 @@ describe('rule 6: cost', () => {
         },
       ],
     });
-    for (let i = 0; i < 2000; i++) validateMessagesRequest(body, 'portable');
-    const iterations = 5000;
-    const start = performance.now();
-    for (let i = 0; i < iterations; i++) validateMessagesRequest(body, 'portable');
-    const micros = ((performance.now() - start) * 1000) / iterations;
-    expect(micros).toBeLessThan(20);
+    const validated = validateMessagesRequest(body, 'portable');
+    expect(validated.messages).toHaveLength(3);
+    expect(validated.tools?.[0]?.name).toBe('lookup');
   });
 });
