@@ -5,9 +5,11 @@
  * - a waiter beyond `maxWaiting` is refused at once with `store_busy` (429, Retry-After);
  * - a waiter is refused with `store_busy` after `maxWaitMs` while the database keeps finishing
  *   transactions (it is healthy, just busy);
- * - waiters are refused as unavailable (503) at once when a transaction ahead of them lost its
- *   connection or could not open one (they would meet the same outage), and as a backstop when no
- *   transaction finished for `stallMs` while they waited.
+ * - waiters are refused as unavailable (503) at once when a transaction ahead of them was refused
+ *   a connection (nobody listens: they would meet the same outage), and as a backstop when no
+ *   transaction finished for `stallMs` while they waited;
+ * - a connection that could not be opened in time while other transactions keep getting answers is
+ *   store_busy too (postgres-store.ts): load, not an outage.
  * node-postgres's own connectionTimeoutMillis then only bounds opening a connection, since a slot
  * guarantees the pool has one free or can open one.
  */
@@ -83,8 +85,8 @@ export class PoolGate {
   }
 
   /**
-   * `answered`: the database answered (success or a domain error); `failed`: a server-side
-   * timeout; `connection_lost`: no connection could be opened or it broke, so the waiters are
+   * `answered`: the database answered (success or a domain error); `failed`: a timeout or a lost
+   * connection; `connection_lost`: the connection was refused (nobody listens), so the waiters are
    * refused now with the same outage instead of each waiting for it in turn.
    */
   release(result: SlotResult): void {
@@ -100,6 +102,11 @@ export class PoolGate {
       clearTimeout(next.timer);
       next.grant();
     } else this.inUse -= 1;
+  }
+
+  /** Whether some transaction got an answer from the database in the last `ms`. */
+  answeredWithin(ms: number): boolean {
+    return Date.now() - this.lastProgressMs < ms;
   }
 
   get queued(): number {

@@ -54,7 +54,7 @@ import { reapIn, renewLeaseIn, reserveIn, settleIn } from './ledger.js';
 import { reserveBatch, settleBatch } from './ledger-batch.js';
 import { migrate } from './migrate.js';
 import { createPool, DEFAULT_CONNECT_TIMEOUT_MS, type PostgresOptions } from './pool.js';
-import { PoolGate, type SlotResult } from './pool-gate.js';
+import { PoolGate, type SlotResult, storeBusy } from './pool-gate.js';
 
 export type { PostgresOptions } from './pool.js';
 
@@ -72,10 +72,21 @@ const RESERVE_BATCHES_IN_FLIGHT = 1;
 const SETTLE_BATCHES_IN_FLIGHT = 1;
 const MAX_BATCH = 256;
 
+/** Socket errors that mean nobody is there at all: the queue behind them would meet the same. */
+const REFUSED = new Set([
+  'ECONNREFUSED',
+  'ENOTFOUND',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'EAI_AGAIN',
+  'EADDRNOTAVAIL',
+]);
+
 /** How a failed transaction ended, for the pool gate (pool-gate.ts). */
 function slotResult(error: unknown): SlotResult {
   if (!(error instanceof StoreUnavailableError)) return 'answered';
-  return connectionBroken(error.cause) ? 'connection_lost' : 'failed';
+  const code = (error.cause as { code?: unknown } | undefined)?.code;
+  return typeof code === 'string' && REFUSED.has(code) ? 'connection_lost' : 'failed';
 }
 
 export class PostgresStore implements Store {
@@ -86,6 +97,7 @@ export class PostgresStore implements Store {
   private readonly reservations: GroupCommit<ReserveInput>;
   private readonly settlements: GroupCommit<SettleInput>;
   private readonly lockTimeoutMs: number;
+  private readonly connectTimeoutMs: number;
   private readonly options: PostgresOptions;
   private closed = false;
   readonly files: PostgresFilesRepository;
@@ -100,6 +112,7 @@ export class PostgresStore implements Store {
     this.settlePool = settings.settlePool;
     this.lockTimeoutMs = settings.lockTimeoutMs;
     const connectTimeoutMs = options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS;
+    this.connectTimeoutMs = connectTimeoutMs;
     this.gate = new PoolGate({
       slots: options.poolMax ?? 10,
       maxWaiting: options.queueMax ?? 4096,
@@ -178,7 +191,12 @@ export class PostgresStore implements Store {
     await this.gate.acquire();
     let result: SlotResult = 'answered';
     try {
-      return await this.transactionOn(this.pool, work, begin);
+      return await this.transactionOn(this.pool, work, begin, (error) =>
+        // Opening a connection timed out while the database kept answering the others: that is load.
+        slotResult(error) === 'failed' && this.gate.answeredWithin(this.connectTimeoutMs)
+          ? storeBusy()
+          : error,
+      );
     } catch (error) {
       result = slotResult(error);
       throw error;
@@ -191,12 +209,13 @@ export class PostgresStore implements Store {
     pool: pg.Pool,
     work: (client: Client) => Promise<T>,
     begin: string,
+    connectFailed: (error: unknown) => unknown = (error) => error,
   ): Promise<T> {
     let client: Client;
     try {
       client = await pool.connect();
     } catch (error) {
-      throw toStoreError(error);
+      throw connectFailed(toStoreError(error));
     }
     // A checked-out client has no pool listener: a server restart mid-transaction must not crash us.
     const ignore = () => {};
