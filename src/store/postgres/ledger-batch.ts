@@ -157,14 +157,16 @@ export async function settleBatch(client: pg.PoolClient, inputs: SettleInput[]):
   if (settling.length > 0) {
     const column = <T>(read: (entry: Settling) => T) => settling.map(read);
     await client.query(
-      `UPDATE attempts SET state = d.state, cost = d.cost, settled_at = d.settled_at
-       FROM unnest($1::text[], $2::text[], $3::bigint[], $4::timestamptz[]) AS d(id, state, cost, settled_at)
+      `UPDATE attempts SET state = d.state, cost = d.cost, settled_at = d.settled_at, outcome = d.outcome
+       FROM unnest($1::text[], $2::text[], $3::bigint[], $4::timestamptz[], $5::text[])
+         AS d(id, state, cost, settled_at, outcome)
        WHERE attempts.id = d.id`,
       [
         column((entry) => entry.input.attemptId),
         column((entry) => entry.input.state),
         column((entry) => entry.amounts.commit),
         column((entry) => entry.input.settledAt),
+        column((entry) => entry.input.outcome),
       ],
     );
     await client.query(

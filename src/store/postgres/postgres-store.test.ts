@@ -265,6 +265,51 @@ describePostgres('postgres store', () => {
       await holder.query('ROLLBACK');
     });
 
+    it('a batch of settlements stores each outcome on its attempt and audit rows', async () => {
+      const { url } = await database();
+      const store = open(url);
+      await store.migrate();
+      const runId = await createRun(store, await createWorkUnit(store), 10_000);
+      for (let index = 0; index < 3; index++) await reserve(store, runId, 100);
+      const client = new pg.Client({ connectionString: url });
+      await client.connect();
+      closers.push(() => client.end());
+      const reserved = (await client.query<{ id: string }>('SELECT id FROM attempts ORDER BY id')).rows;
+      const cases = [
+        { state: 'settled', outcome: 'completed', cost: 40 },
+        { state: 'settled', outcome: 'refused_upstream', cost: 0 },
+        { state: 'unknown', outcome: 'unknown', cost: 100 },
+      ] as const;
+      // Settled at once, so they queue behind each other and share the settlement batch.
+      await Promise.all(
+        cases.map((entry, index) =>
+          store.settle({
+            attemptId: reserved[index]!.id,
+            state: entry.state,
+            costMicrosUsd: entry.cost,
+            usage: null,
+            outcome: entry.outcome,
+            httpStatus: 200,
+            durationMs: 1,
+            settledAt: iso(10),
+          }),
+        ),
+      );
+      const attempts = await client.query<{ id: string; outcome: string }>(
+        'SELECT id, outcome FROM attempts ORDER BY id',
+      );
+      const audit = await client.query<{ attempt_id: string; outcome: string }>(
+        'SELECT attempt_id, outcome FROM audit ORDER BY attempt_id',
+      );
+      const expected = cases.map((entry) => entry.outcome);
+      expect(attempts.rows.map((row) => row.outcome)).toEqual(expected);
+      expect(audit.rows.map((row) => row.outcome)).toEqual(expected);
+      expect(await store.getRun(PROJECT, runId)).toMatchObject({
+        committedMicrosUsd: 140,
+        reservedMicrosUsd: 0,
+      });
+    });
+
     it('keeps the audit trail append-only', async () => {
       const { url } = await database();
       const store = open(url);
