@@ -26,8 +26,11 @@ import { registerMessagesRoutes } from './http/messages-routes.js';
 import { registerResourceRoutes } from './http/resource-routes.js';
 import type { Ledger } from './ledger/ledger.js';
 import type { Clock } from './lib/clock.js';
-import { randomBase32 } from './lib/ids.js';
 import type { ObjectStore } from './objects/port.js';
+import { registerObservabilityHooks } from './observability/http-hooks.js';
+import { registerMetricsRoute } from './observability/metrics-routes.js';
+import { noObservability, type Observability } from './observability/observability.js';
+import { requestIdFor } from './observability/request-id.js';
 import { registerDeferredWork } from './startup/deferred-work.js';
 import type { Store } from './store/port.js';
 
@@ -40,13 +43,15 @@ export interface AppDeps {
   ledger: Ledger;
   /** Private object store (files, spools, sealed objects); default: the local folder of the configuration. */
   objects?: ObjectStore;
+  /** Metrics, tracing and the attempt observer; default: none (noAttemptObserver). */
+  observability?: Observability;
 }
 
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const app = Fastify({
     loggerInstance: deps.logger as FastifyBaseLogger,
     logController: new LogController({ disableRequestLogging: true, requestIdLogLabel: 'request_id' }),
-    genReqId: () => `req_${randomBase32(24)}`,
+    genReqId: requestIdFor,
     bodyLimit: deps.config.limits.messages_body_bytes,
     return503OnClosing: true,
     routerOptions: { maxParamLength: 512 },
@@ -75,17 +80,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.addHook('onRequest', async (request, reply) => {
     reply.header('request-id', request.id);
   });
-  app.addHook('onResponse', async (request, reply) => {
-    request.log.info(
-      {
-        method: request.method,
-        path: request.url.split('?')[0],
-        status: reply.statusCode,
-        ms: Math.round(reply.elapsedTime * 100) / 100,
-      },
-      'request completed',
-    );
-  });
+  const observability = deps.observability ?? noObservability;
+  registerObservabilityHooks(app, observability);
   registerBodyParsers(app);
   registerErrorHandling(app);
 
@@ -97,6 +93,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     pendingFor: (runId) => deps.ledger.pendingFor(runId),
   });
   registerHealthRoutes(app, deps.store);
+  if (observability.metrics) registerMetricsRoute(app, observability.metrics, authenticator);
   registerGovernanceRoutes(app, { governance, authenticator, rateLimiter: new RateLimiter(deps.clock) });
   registerMessagesRoutes(app, {
     authenticator,
