@@ -13,6 +13,7 @@
 import type { MessagesRequest, Usage } from '../canonical/types.js';
 import { GatewayError } from '../errors/gateway-error.js';
 import { vendoraError } from '../errors/render.js';
+import { type AttemptObserver, type AttemptWatch, noAttemptObserver } from '../ledger/attempt-observer.js';
 import type { Attempt, AttemptSubject, Ledger } from '../ledger/ledger.js';
 import { actualCost, worstCaseCost } from '../ledger/pricing.js';
 import { newId } from '../lib/ids.js';
@@ -30,6 +31,7 @@ import {
   UpstreamFailure,
   type UpstreamResponse,
 } from '../primitives/shared/upstream-call.js';
+import { observeAttempt, reportRefusal } from './observed-attempt.js';
 import type { PlannedTarget, RouteMode } from './route-plan.js';
 import {
   settleTransportFailure,
@@ -68,21 +70,31 @@ function usageOf(usage: Usage | undefined) {
 }
 
 export class UpstreamAttempts {
-  constructor(private readonly ledger: Ledger) {}
+  constructor(
+    private readonly ledger: Ledger,
+    private readonly observer: AttemptObserver = noAttemptObserver,
+  ) {}
 
   async run(input: AttemptInput): Promise<AttemptResult> {
     const { target, binding } = input.planned;
     const { connection } = target;
     const reservation = worstCaseCost(target.price, input.inputBoundTokens, input.request.max_tokens);
-    const attempt = await this.ledger.reserve(
-      {
-        ...input.subject,
-        connection: connection.name,
-        profile: connection.row.id,
-        upstreamModel: target.upstreamModel,
-      },
-      reservation,
-    );
+    const labels = {
+      ...input.subject,
+      connection: connection.name,
+      profile: connection.row.id,
+      upstreamModel: target.upstreamModel,
+      primitive: connection.row.primitive,
+      streamed: input.request.stream === true,
+    };
+    let attempt: Attempt;
+    try {
+      attempt = await this.ledger.reserve(labels, reservation);
+    } catch (error) {
+      reportRefusal(this.observer, labels, error);
+      throw error;
+    }
+    const watch = observeAttempt(this.observer, attempt, labels);
     const context: TranslateContext = {
       upstreamModel: target.upstreamModel,
       responseModel: input.request.model,
@@ -103,7 +115,9 @@ export class UpstreamAttempts {
 
     let response: UpstreamResponse;
     try {
-      response = await callUpstream(connection, { ...wire, signal: upstreamAbort.signal });
+      response = await watch.within(() =>
+        callUpstream(connection, { ...wire, signal: upstreamAbort.signal }),
+      );
     } catch (error) {
       detach();
       const failure = error as UpstreamFailure;
@@ -120,7 +134,7 @@ export class UpstreamAttempts {
       return {
         kind: 'stream',
         attemptId: attempt.id,
-        frames: this.stream(attempt, response, translator, target.price, upstreamAbort, detach),
+        frames: this.stream(attempt, response, translator, target.price, upstreamAbort, detach, watch),
       };
     }
     try {
@@ -194,6 +208,7 @@ export class UpstreamAttempts {
     price: PlannedTarget['target']['price'],
     upstreamAbort: AbortController,
     detach: () => void,
+    watch: AttemptWatch,
   ): AsyncGenerator<string> {
     let sawError = false;
     let complete = false;
@@ -221,7 +236,10 @@ export class UpstreamAttempts {
       const decoder = createSseDecoder((event) => {
         pending += emit(translator.push(event));
       });
+      let first = true;
       for await (const chunk of response.body) {
+        if (first) watch.firstByte();
+        first = false;
         decoder.feed(chunk);
         if (pending) {
           const batch = pending;
