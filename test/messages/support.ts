@@ -6,6 +6,7 @@ import { randomUUID } from 'node:crypto';
 import { type AddressInfo, createServer } from 'node:net';
 import { expect } from 'vitest';
 import type { Clock } from '../../src/lib/clock.js';
+import type { Observability } from '../../src/observability/observability.js';
 import { startSimulator } from '../../src/simulator/server.js';
 import type { AuditEntry, Store } from '../../src/store/port.js';
 import { type CallResult, call, type StoreKind, startTestGateway } from '../support/gateway.js';
@@ -186,6 +187,7 @@ export interface GatewayOptions {
   /** Other top-level configuration fields. */
   config?: Record<string, unknown>;
   clock?: Clock;
+  observability?: Observability;
 }
 
 /** Like startSimulatedGateway, with extra connections and model aliases (which need the simulator URL). */
@@ -203,6 +205,7 @@ export async function startGateway(options: GatewayOptions = {}): Promise<Simula
     const gateway = await startTestGateway({
       store: options.store,
       clock: options.clock,
+      ...(options.observability ? { observability: options.observability } : {}),
       config: { connections, models: [...upstream.models, ...(options.models ?? [])], ...options.config },
     });
     return {

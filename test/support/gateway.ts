@@ -17,6 +17,8 @@ import { newId } from '../../src/lib/ids.js';
 import { createLogger } from '../../src/lib/logger.js';
 import { hashSecret, newKeySecret } from '../../src/lib/secrets.js';
 import { openObjectStore } from '../../src/objects/open-objects.js';
+import type { Observability } from '../../src/observability/observability.js';
+import { instrumentStore } from '../../src/observability/store-instrumentation.js';
 import { bootstrapStore } from '../../src/startup/bootstrap.js';
 import { openStore } from '../../src/startup/open-store.js';
 import type { Store } from '../../src/store/port.js';
@@ -44,6 +46,8 @@ export interface TestGatewayOptions {
   config?: Record<string, unknown>;
   environment?: NodeJS.ProcessEnv;
   clock?: Clock;
+  /** Metrics, tracing and the attempt observer (the store is instrumented like startGateway does). */
+  observability?: Observability;
 }
 
 export function baseConfig(): Record<string, unknown> {
@@ -85,7 +89,8 @@ export async function startTestGateway(options: TestGatewayOptions = {}): Promis
       },
     }),
   );
-  const store = await openStore(config, environment);
+  const opened = await openStore(config, environment);
+  const store = options.observability ? instrumentStore(opened, options.observability) : opened;
   await bootstrapStore(store, config, environment);
   const clock = options.clock ?? systemClock;
   const upstreams = buildUpstreams(config, environment);
@@ -101,6 +106,7 @@ export async function startTestGateway(options: TestGatewayOptions = {}): Promis
     upstreams,
     ledger,
     objects: openObjectStore(config, environment),
+    ...(options.observability ? { observability: options.observability } : {}),
   });
   const url = await app.listen({ host: '127.0.0.1', port: 0 });
   return {
