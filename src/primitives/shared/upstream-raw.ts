@@ -4,7 +4,9 @@
  * Same pool, timeouts, auth and failure classification as callUpstream. A streamed body cannot be
  * hashed in advance, so SigV4 signs it as UNSIGNED-PAYLOAD.
  */
+
 import { Readable } from 'node:stream';
+import { context, propagation } from '@opentelemetry/api';
 import { classifyTransportError, type UpstreamEndpoint, type UpstreamResponse } from './upstream-call.js';
 
 export interface RawUpstreamRequest {
@@ -27,6 +29,7 @@ export async function callUpstreamRaw(
   else if (Buffer.isBuffer(request.body)) signedBody = request.body.toString('latin1');
   else if (request.body !== undefined) headers['x-amz-content-sha256'] = 'UNSIGNED-PAYLOAD';
   Object.assign(headers, endpoint.authHeaders(request.method, path, signedBody, headers));
+  propagation.inject(context.active(), headers); // W3C trace context, as in upstream-call.ts
   try {
     const response = await endpoint.dispatcher.request({
       origin: endpoint.origin,
