@@ -40,6 +40,7 @@ let tracing: RunningTracing;
 let simulator: Simulator;
 let gateway: RunningGateway;
 let folder: string;
+// biome-ignore lint/suspicious/noExplicitAny: log lines are untyped JSON in tests
 const lines: Array<Record<string, any>> = [];
 let key: string;
 let metricsUrl: string;
