@@ -13,6 +13,7 @@ import { type Config, SCOPES } from './config/schema.js';
 import { newId } from './lib/ids.js';
 import { createLogger } from './lib/logger.js';
 import { hashSecret, newKeySecret } from './lib/secrets.js';
+import { startConfiguredTracing } from './observability/configured-tracing.js';
 import { traceFields } from './observability/log-fields.js';
 import { bootstrapStore } from './startup/bootstrap.js';
 import { startGateway } from './startup/gateway-server.js';
@@ -44,14 +45,7 @@ async function withStore<T>(
 
 async function serve(option: string | undefined): Promise<void> {
   const config = load(option);
-  // Tracing only when configured: otherwise no SDK module is even loaded.
-  const tracing = config.tracing.endpoint
-    ? await (await import('./observability/tracing-sdk.js')).startTracing({
-        endpoint: config.tracing.endpoint,
-        serviceName: config.tracing.service_name,
-        sampleRatio: config.tracing.sample_ratio,
-      })
-    : undefined;
+  const tracing = await startConfiguredTracing(config);
   const logger = createLogger(config.logging.level, undefined, tracing ? traceFields : undefined);
   const gateway = await startGateway({ config, environment: process.env, logger, tracing: !!tracing });
   process.stderr.write(banner(gateway.url, config));
