@@ -182,6 +182,10 @@ async function main() {
       failed: rounds.reduce((sum, entry) => sum + entry.failed, 0),
     };
   };
+  if (ROUNDS === 0) {
+    process.stdout.write(`metrics path per call, in process: ${(await observerCost()).toFixed(2)} us\n`);
+    return;
+  }
   const off = summary('off');
   process.stdout.write(
     `observability cost (${DURATION} s x ${ROUNDS} rounds per configuration, medians, 8 connections)\n`,

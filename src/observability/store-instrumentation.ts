@@ -46,6 +46,7 @@ export function instrumentStore(store: Store, options: StoreInstrumentation): St
   }
   const subPorts = new Map<string, unknown>();
   for (const name of SUB_PORTS) {
+    if (typeof store[name] !== 'object' || store[name] === null) continue;
     subPorts.set(
       name,
       wrap(
