@@ -36,6 +36,17 @@ export function registerObservabilityHooks(
   const requests = metrics?.counter('svc_http_requests_total');
   const rateLimited = metrics?.counter('svc_rate_limit_refusals_total');
   app.decorateRequest('svcObservability', null);
+  // One child per (route, method, status), resolved once: no label hashing per request.
+  const requestChildren = new Map<string, ReturnType<NonNullable<typeof requests>['labels']>>();
+  const requestCounter = (route: string, method: string, status: number) => {
+    const key = `${route} ${method} ${status}`;
+    let child = requestChildren.get(key);
+    if (!child) {
+      child = requests!.labels({ route, method, status_class: `${Math.floor(status / 100)}xx` });
+      requestChildren.set(key, child);
+    }
+    return child;
+  };
 
   app.addHook('onRequest', (request, reply, done) => {
     const record = newRequestRecord();
@@ -87,7 +98,7 @@ export function registerObservabilityHooks(
     const status = reply.raw.statusCode;
     const route = request.routeOptions.url ?? 'unmatched';
     const { record } = state;
-    requests?.inc({ route, method: request.method, status_class: `${Math.floor(status / 100)}xx` });
+    if (requests) requestCounter(route, request.method, status).inc();
     if (record.errorCode === 'governance_rate_limited' && rateLimited && metrics)
       rateLimited.inc({ project: metrics.bounded('project', record.projectId ?? ''), surface: 'governance' });
     const line: Record<string, unknown> = {
