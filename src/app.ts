@@ -97,13 +97,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   registerGovernanceRoutes(app, { governance, authenticator, rateLimiter: new RateLimiter(deps.clock) });
   registerMessagesRoutes(app, {
     authenticator,
-    messages: new MessagesService({
-      config: deps.config,
-      upstreams: deps.upstreams,
-      ledger: deps.ledger,
-      observer: observability.observer,
-    }),
-    countTokens: new CountTokensService(deps.upstreams, deps.ledger, observability.observer),
+    messages: new MessagesService({ config: deps.config, upstreams: deps.upstreams, ledger: deps.ledger }),
+    countTokens: new CountTokensService(deps.upstreams, deps.ledger),
   });
   registerResourceRoutes(app, { ...deps, authenticator });
   registerDeferredWork(app, { ...deps, authenticator });

@@ -8,8 +8,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import { validateCountTokensRequest } from '../canonical/validate-messages.js';
 import { GatewayError } from '../errors/gateway-error.js';
 import type { Caller } from '../governance/service.js';
-import { type AttemptObserver, noAttemptObserver } from '../ledger/attempt-observer.js';
-import type { Attempt, Ledger } from '../ledger/ledger.js';
+import type { Ledger } from '../ledger/ledger.js';
 import {
   buildCountTokensRequest,
   DEFAULT_MESSAGES_OPTIONS,
@@ -19,7 +18,6 @@ import {
 import { callUpstream, readJsonBody } from '../primitives/shared/upstream-call.js';
 import { attachedRun, checkVendoraVersion, routeMode } from './call-headers.js';
 import type { Upstreams } from './connections.js';
-import { observeAttempt, reportRefusal } from './observed-attempt.js';
 import { parseBetaHeader } from './route-plan.js';
 import { settleTransportFailure, settleUnreadableAnswer, settleUpstreamStatus } from './upstream-errors.js';
 
@@ -33,7 +31,6 @@ export class CountTokensService {
   constructor(
     private readonly upstreams: Upstreams,
     private readonly ledger: Ledger,
-    private readonly observer: AttemptObserver = noAttemptObserver,
   ) {}
 
   async count(call: CountTokensCall): Promise<{ headers: Record<string, string>; body: unknown }> {
@@ -74,26 +71,19 @@ export class CountTokensService {
       );
     }
     const fee = target.price.requestFee;
-    const labels = {
-      projectId: call.caller.projectId,
-      keyId: call.caller.keyId,
-      runId,
-      endpoint: '/v1/messages/count_tokens',
-      alias: alias.alias,
-      connection: connection.name,
-      profile: connection.row.id,
-      upstreamModel: target.upstreamModel,
-      primitive: connection.row.primitive,
-      streamed: false,
-    };
-    let attempt: Attempt;
-    try {
-      attempt = await this.ledger.reserve(labels, fee);
-    } catch (error) {
-      reportRefusal(this.observer, labels, error);
-      throw error;
-    }
-    const watch = observeAttempt(this.observer, attempt, labels);
+    const attempt = await this.ledger.reserve(
+      {
+        projectId: call.caller.projectId,
+        keyId: call.caller.keyId,
+        runId,
+        endpoint: '/v1/messages/count_tokens',
+        alias: alias.alias,
+        connection: connection.name,
+        profile: connection.row.id,
+        upstreamModel: target.upstreamModel,
+      },
+      fee,
+    );
     const wire = buildCountTokensRequest(
       call.body as Record<string, unknown>,
       { upstreamModel: target.upstreamModel, responseModel: alias.alias, messageId: '' },
@@ -104,7 +94,7 @@ export class CountTokensService {
     let body: unknown;
     let responseHeaders: Record<string, string | string[] | undefined>;
     try {
-      const response = await watch.within(() => callUpstream(connection, wire));
+      const response = await callUpstream(connection, wire);
       status = response.status;
       responseHeaders = response.headers;
       body = await readJsonBody(response.body, connection.name);

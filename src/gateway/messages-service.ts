@@ -15,7 +15,6 @@ import type { NativeFacts } from '../catalogue/eligibility.js';
 import type { Config } from '../config/schema.js';
 import { GatewayError } from '../errors/gateway-error.js';
 import type { Caller } from '../governance/service.js';
-import type { AttemptObserver } from '../ledger/attempt-observer.js';
 import type { Ledger } from '../ledger/ledger.js';
 import { inputTokenBound } from '../ledger/pricing.js';
 import { attachedRun, checkVendoraVersion, routeMode } from './call-headers.js';
@@ -39,7 +38,6 @@ export interface MessagesServiceDeps {
   config: Config;
   upstreams: Upstreams;
   ledger: Ledger;
-  observer?: AttemptObserver;
 }
 
 function nativeFacts(request: MessagesRequest): NativeFacts {
@@ -56,7 +54,7 @@ export class MessagesService {
   private readonly attempts: UpstreamAttempts;
 
   constructor(private readonly deps: MessagesServiceDeps) {
-    this.attempts = new UpstreamAttempts(deps.ledger, deps.observer);
+    this.attempts = new UpstreamAttempts(deps.ledger);
   }
 
   alias(model: string) {
@@ -92,13 +90,6 @@ export class MessagesService {
       { imageTokens: ledger.image_input_bound_tokens, documentTokens: ledger.document_input_bound_tokens },
     );
     const skipped = [...plan.skipped];
-    for (const skip of plan.skipped)
-      for (const reason of skip.reasons)
-        this.deps.observer?.routedAway(
-          alias.alias,
-          skip.connection,
-          reason.split(/[:(]/)[0]!.trim().slice(0, 60),
-        );
     let lastError: GatewayError | undefined;
     for (const planned of plan.eligible) {
       const result = await this.attempts.run({
@@ -138,16 +129,6 @@ export class MessagesService {
         case 'failed':
           lastError = result.error;
           if (!result.retryable || call.clientSignal.aborted) throw result.error;
-          {
-            const next = plan.eligible[plan.eligible.indexOf(planned) + 1];
-            if (next)
-              this.deps.observer?.fallback(
-                alias.alias,
-                planned.target.connection.name,
-                next.target.connection.name,
-                result.error.code,
-              );
-          }
           skipped.push({
             connection: planned.target.connection.name,
             reasons: [`failed: ${result.error.message}`],

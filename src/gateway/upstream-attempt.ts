@@ -13,7 +13,6 @@
 import type { MessagesRequest, Usage } from '../canonical/types.js';
 import { GatewayError } from '../errors/gateway-error.js';
 import { vendoraError } from '../errors/render.js';
-import { type AttemptObserver, type AttemptWatch, noAttemptObserver } from '../ledger/attempt-observer.js';
 import type { Attempt, AttemptSubject, Ledger } from '../ledger/ledger.js';
 import { actualCost, worstCaseCost } from '../ledger/pricing.js';
 import { newId } from '../lib/ids.js';
@@ -31,7 +30,6 @@ import {
   UpstreamFailure,
   type UpstreamResponse,
 } from '../primitives/shared/upstream-call.js';
-import { observeAttempt, reportRefusal } from './observed-attempt.js';
 import type { PlannedTarget, RouteMode } from './route-plan.js';
 import {
   settleTransportFailure,
@@ -70,31 +68,21 @@ function usageOf(usage: Usage | undefined) {
 }
 
 export class UpstreamAttempts {
-  constructor(
-    private readonly ledger: Ledger,
-    private readonly observer: AttemptObserver = noAttemptObserver,
-  ) {}
+  constructor(private readonly ledger: Ledger) {}
 
   async run(input: AttemptInput): Promise<AttemptResult> {
     const { target, binding } = input.planned;
     const { connection } = target;
     const reservation = worstCaseCost(target.price, input.inputBoundTokens, input.request.max_tokens);
-    const labels = {
-      ...input.subject,
-      connection: connection.name,
-      profile: connection.row.id,
-      upstreamModel: target.upstreamModel,
-      primitive: connection.row.primitive,
-      streamed: input.request.stream === true,
-    };
-    let attempt: Attempt;
-    try {
-      attempt = await this.ledger.reserve(labels, reservation);
-    } catch (error) {
-      reportRefusal(this.observer, labels, error);
-      throw error;
-    }
-    const watch = observeAttempt(this.observer, attempt, labels);
+    const attempt = await this.ledger.reserve(
+      {
+        ...input.subject,
+        connection: connection.name,
+        profile: connection.row.id,
+        upstreamModel: target.upstreamModel,
+      },
+      reservation,
+    );
     const context: TranslateContext = {
       upstreamModel: target.upstreamModel,
       responseModel: input.request.model,
@@ -115,9 +103,7 @@ export class UpstreamAttempts {
 
     let response: UpstreamResponse;
     try {
-      response = await watch.within(() =>
-        callUpstream(connection, { ...wire, signal: upstreamAbort.signal }),
-      );
+      response = await callUpstream(connection, { ...wire, signal: upstreamAbort.signal });
     } catch (error) {
       detach();
       const failure = error as UpstreamFailure;
@@ -134,7 +120,7 @@ export class UpstreamAttempts {
       return {
         kind: 'stream',
         attemptId: attempt.id,
-        frames: this.stream(attempt, response, translator, target.price, upstreamAbort, detach, watch),
+        frames: this.stream(attempt, response, translator, target.price, upstreamAbort, detach),
       };
     }
     try {
@@ -208,7 +194,6 @@ export class UpstreamAttempts {
     price: PlannedTarget['target']['price'],
     upstreamAbort: AbortController,
     detach: () => void,
-    watch: AttemptWatch,
   ): AsyncGenerator<string> {
     let sawError = false;
     let complete = false;
@@ -236,10 +221,7 @@ export class UpstreamAttempts {
       const decoder = createSseDecoder((event) => {
         pending += emit(translator.push(event));
       });
-      let first = true;
       for await (const chunk of response.body) {
-        if (first) watch.firstByte();
-        first = false;
         decoder.feed(chunk);
         if (pending) {
           const batch = pending;
