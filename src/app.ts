@@ -20,7 +20,10 @@ import { registerMessagesRoutes } from './http/messages-routes.js';
 import { registerResourceRoutes } from './http/resource-routes.js';
 import { registerResponsesRoutes } from './http/responses-routes.js';
 import { answerClientError, applyIdlePolicy, serverCreationOptions } from './http/socket-limits.js';
-import { randomBase32 } from './lib/ids.js';
+import { registerObservabilityHooks } from './observability/http-hooks.js';
+import { registerMetricsRoute } from './observability/metrics-routes.js';
+import { noObservability } from './observability/observability.js';
+import { requestIdFor } from './observability/request-id.js';
 import { type AppDeps, composeServices } from './startup/compose.js';
 
 export type { AppDeps };
@@ -32,7 +35,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const app = Fastify({
     loggerInstance: deps.logger as FastifyBaseLogger,
     logController: new LogController({ disableRequestLogging: true, requestIdLogLabel: 'request_id' }),
-    genReqId: () => `req_${randomBase32(24)}`,
+    genReqId: requestIdFor,
     bodyLimit: deps.config.limits.messages_body_bytes,
     return503OnClosing: true,
     routerOptions: { maxParamLength: 512 },
@@ -60,17 +63,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.addHook('onRequest', async (request, reply) => {
     reply.header('request-id', request.id);
   });
-  app.addHook('onResponse', async (request, reply) => {
-    request.log.info(
-      {
-        method: request.method,
-        path: request.url.split('?')[0],
-        status: reply.statusCode,
-        ms: Math.round(reply.elapsedTime * 100) / 100,
-      },
-      'request completed',
-    );
-  });
+  const observability = deps.observability ?? noObservability;
+  registerObservabilityHooks(app, observability);
   registerBodyParsers(app);
   registerInputGuard(app);
   registerErrorHandling(app);
@@ -78,6 +72,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const services = composeServices(deps);
   const { authenticator } = services;
   registerHealthRoutes(app, deps.store);
+  if (observability.metrics) registerMetricsRoute(app, observability.metrics, authenticator);
   registerGovernanceRoutes(app, services);
   registerMessagesRoutes(app, services);
   registerResourceRoutes(app, { ...services, maxUploadBytes: deps.config.objects.max_upload_bytes });

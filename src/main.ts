@@ -13,6 +13,8 @@ import { type Config, SCOPES } from './config/schema.js';
 import { newId } from './lib/ids.js';
 import { createLogger } from './lib/logger.js';
 import { hashSecret, newKeySecret } from './lib/secrets.js';
+import { startConfiguredTracing } from './observability/configured-tracing.js';
+import { traceFields } from './observability/log-fields.js';
 import { bootstrapStore } from './startup/bootstrap.js';
 import { startGateway } from './startup/gateway-server.js';
 import { openStore } from './startup/open-store.js';
@@ -43,8 +45,9 @@ async function withStore<T>(
 
 async function serve(option: string | undefined): Promise<void> {
   const config = load(option);
-  const logger = createLogger(config.logging.level);
-  const gateway = await startGateway({ config, environment: process.env, logger });
+  const tracing = await startConfiguredTracing(config);
+  const logger = createLogger(config.logging.level, undefined, tracing ? traceFields : undefined);
+  const gateway = await startGateway({ config, environment: process.env, logger, tracing: !!tracing });
   process.stderr.write(banner(gateway.url, config, gateway.quickstartSecret !== undefined));
   let stopping = false;
   const stop = (signal: string) => {
@@ -55,13 +58,16 @@ async function serve(option: string | undefined): Promise<void> {
     }
     stopping = true;
     logger.info({ signal }, 'shutting down: draining in-flight requests');
-    gateway.close().then(
-      () => process.exit(0),
-      (error: unknown) => {
-        logger.error({ err: error }, 'shutdown failed');
-        process.exit(1);
-      },
-    );
+    gateway
+      .close()
+      .then(() => tracing?.shutdown())
+      .then(
+        () => process.exit(0),
+        (error: unknown) => {
+          logger.error({ err: error }, 'shutdown failed');
+          process.exit(1);
+        },
+      );
   };
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));

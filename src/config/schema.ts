@@ -240,6 +240,29 @@ export const ConfigSchema = T.Object(
       },
       { additionalProperties: false, default: {} },
     ),
+    metrics: T.Object(
+      {
+        /** Prometheus metrics: GET /metrics on the gateway's port (a key with governance:read). */
+        enabled: T.Boolean({ default: true }),
+        /** Also serve GET /metrics unauthenticated on this separate address (what Prometheus scrapes). */
+        listen: T.Optional(
+          T.Object(
+            { host: T.String({ default: '127.0.0.1' }), port: T.Integer({ minimum: 0, maximum: 65535 }) },
+            { additionalProperties: false },
+          ),
+        ),
+      },
+      { additionalProperties: false, default: {} },
+    ),
+    tracing: T.Object(
+      {
+        /** OTLP/HTTP traces endpoint (for example http://otel-collector:4318/v1/traces); absent: tracing off. */
+        endpoint: T.Optional(T.String({ pattern: '^https?://' })),
+        service_name: T.String({ minLength: 1, default: 'svc-gateway' }),
+        sample_ratio: T.Number({ minimum: 0, maximum: 1, default: 1 }),
+      },
+      { additionalProperties: false, default: {} },
+    ),
     projects: T.Array(ProjectSchema, { minItems: 1 }),
     keys: T.Array(KeySchema, { default: [] }),
     connections: T.Array(ConnectionSchema, { default: [] }),

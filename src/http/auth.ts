@@ -8,6 +8,7 @@ import { GatewayError } from '../errors/gateway-error.js';
 import type { Caller } from '../governance/service.js';
 import type { Clock } from '../lib/clock.js';
 import { hashSecret, KEY_SECRET_PATTERN } from '../lib/secrets.js';
+import { noteCaller } from '../observability/request-scope.js';
 import type { Store } from '../store/port.js';
 
 const CACHE_MS = 2000;
@@ -66,6 +67,7 @@ export class Authenticator {
       this.cache.set(hash, entry);
     }
     if (!entry.caller) throw new GatewayError('authentication_failed', 'Invalid or revoked Gateway Key.');
+    noteCaller(entry.caller.projectId, entry.caller.keyId);
     return entry.caller;
   }
 

@@ -72,17 +72,8 @@ async function writeEventStream(
     if (response.destroyed) continue;
     if (!response.write(text)) await writable(response);
   }
+  // The one log line of this request is written by the observability hooks when the response closes.
   response.end();
-  request.log.info(
-    {
-      method: request.method,
-      path: '/v1/messages',
-      status: 200,
-      stream: true,
-      ms: Math.round(reply.elapsedTime * 100) / 100,
-    },
-    'request completed',
-  );
 }
 
 export function registerMessagesRoutes(app: FastifyInstance, deps: MessagesRouteDeps): void {

@@ -19,10 +19,16 @@ export const REDACTED_PATHS = [
   '*.password',
 ];
 
-export function createLogger(level: string, destination?: DestinationStream): Logger {
+/** `mixin`: fields added to every line (the trace and span ids when tracing is on). */
+export function createLogger(
+  level: string,
+  destination?: DestinationStream,
+  mixin?: () => Record<string, unknown>,
+): Logger {
   return pino(
     {
       level,
+      ...(mixin ? { mixin } : {}),
       base: { service: 'svc-gateway' },
       timestamp: pino.stdTimeFunctions.isoTime,
       redact: { paths: REDACTED_PATHS, censor: '[redacted]' },

@@ -28,6 +28,7 @@ import { LocalFolderObjectStore } from '../objects/local-folder.js';
 import { objectsFolder } from '../objects/open-objects.js';
 import type { ObjectStore } from '../objects/port.js';
 import type { ObjectOwner } from '../objects/sweep.js';
+import type { Observability } from '../observability/observability.js';
 import type { Store } from '../store/port.js';
 
 export interface AppDeps {
@@ -39,6 +40,8 @@ export interface AppDeps {
   ledger: Ledger;
   /** Private object store (files, spools, sealed objects); default: the local folder of the configuration. */
   objects?: ObjectStore;
+  /** Metrics, tracing and the attempt observer; default: none (noAttemptObserver). */
+  observability?: Observability;
 }
 
 export interface Services {

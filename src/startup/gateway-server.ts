@@ -16,6 +16,9 @@ import { buildUpstreams } from '../gateway/connections.js';
 import { type Clock, systemClock } from '../lib/clock.js';
 import { openObjectStore } from '../objects/open-objects.js';
 import { type Sweeper, startObjectSweeper } from '../objects/sweeper.js';
+import { type MetricsListener, startMetricsListener } from '../observability/metrics-routes.js';
+import { createObservability } from '../observability/observability.js';
+import { instrumentStore } from '../observability/store-instrumentation.js';
 import { startSimulator } from '../simulator/server.js';
 import type { Store } from '../store/port.js';
 import { bootstrapStore, ensureQuickstartKey, QUICKSTART_KEY_ID } from './bootstrap.js';
@@ -40,6 +43,8 @@ export interface StartOptions {
   clock?: Clock;
   /** How long close() lets in-flight requests finish before cutting their connections. */
   drainMs?: number;
+  /** The tracing SDK is running (main.ts started it): make spans. */
+  tracing?: boolean;
 }
 
 export async function startGateway(options: StartOptions): Promise<RunningGateway> {
@@ -50,9 +55,14 @@ export async function startGateway(options: StartOptions): Promise<RunningGatewa
   const simulator = config.simulator?.enabled
     ? await startSimulator({ port: config.simulator.port })
     : undefined;
-  const store = await openStore(config, environment);
+  const observability = createObservability({
+    metrics: config.metrics.enabled,
+    tracing: options.tracing ?? false,
+  });
+  const store = instrumentStore(await openStore(config, environment), observability);
+  let metricsListener: MetricsListener | undefined;
   const upstreams = buildUpstreams(config, environment);
-  const ledger = composeLedger(store, clock, logger, config);
+  const ledger = composeLedger(store, clock, logger, config, observability.observer);
   try {
     const { revokedConfiguredKeys } = await bootstrapStore(store, config, environment);
     for (const id of revokedConfiguredKeys)
@@ -63,7 +73,11 @@ export async function startGateway(options: StartOptions): Promise<RunningGatewa
     if (quickstart?.problem) logger.warn({ key: QUICKSTART_KEY_ID }, quickstart.problem);
     const quickstartSecret = quickstart?.secret;
     await ledger.startReaper(store.kind === 'sqlite');
-    const app = await buildApp({ config, store, clock, logger, upstreams, ledger, objects });
+    const app = await buildApp({ config, store, clock, logger, upstreams, ledger, objects, observability });
+    if (observability.metrics && config.metrics.listen) {
+      metricsListener = await startMetricsListener(observability.metrics, config.metrics.listen);
+      logger.info({ url: `${metricsListener.url}/metrics` }, 'metrics listening');
+    }
     sweeper = startObjectSweeper({
       objects,
       owners: objectOwners({ config, store, objects, upstreams, clock }),
@@ -97,6 +111,7 @@ export async function startGateway(options: StartOptions): Promise<RunningGatewa
           }
           sweeper?.stop();
           ledger.stopReaper();
+          await metricsListener?.close();
           await upstreams.close();
           await simulator?.close();
           await store.close();
@@ -106,6 +121,7 @@ export async function startGateway(options: StartOptions): Promise<RunningGatewa
     };
   } catch (error) {
     sweeper?.stop();
+    await metricsListener?.close();
     ledger.stopReaper();
     await upstreams.close();
     await simulator?.close();

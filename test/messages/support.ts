@@ -6,6 +6,7 @@ import { randomUUID } from 'node:crypto';
 import { type AddressInfo, createServer } from 'node:net';
 import { expect } from 'vitest';
 import type { Clock } from '../../src/lib/clock.js';
+import type { Observability } from '../../src/observability/observability.js';
 import { startSimulator } from '../../src/simulator/server.js';
 import type { AuditEntry, Store } from '../../src/store/port.js';
 import {
@@ -194,6 +195,7 @@ export interface GatewayOptions {
   clock?: Clock;
   observer?: TestGatewayOptions['observer'];
   ledgerStore?: TestGatewayOptions['ledgerStore'];
+  observability?: Observability;
 }
 
 /** Like startSimulatedGateway, with extra connections and model aliases (which need the simulator URL). */
@@ -213,6 +215,7 @@ export async function startGateway(options: GatewayOptions = {}): Promise<Simula
       clock: options.clock,
       observer: options.observer,
       ledgerStore: options.ledgerStore,
+      ...(options.observability ? { observability: options.observability } : {}),
       config: { connections, models: [...upstream.models, ...(options.models ?? [])], ...options.config },
     });
     return {

@@ -18,6 +18,8 @@ import { newId } from '../../src/lib/ids.js';
 import { createLogger } from '../../src/lib/logger.js';
 import { hashSecret, newKeySecret } from '../../src/lib/secrets.js';
 import { openObjectStore } from '../../src/objects/open-objects.js';
+import type { Observability } from '../../src/observability/observability.js';
+import { instrumentStore } from '../../src/observability/store-instrumentation.js';
 import { bootstrapStore } from '../../src/startup/bootstrap.js';
 import { openStore } from '../../src/startup/open-store.js';
 import type { Store } from '../../src/store/port.js';
@@ -49,6 +51,8 @@ export interface TestGatewayOptions {
   observer?: AttemptObserver;
   /** Wraps the store the ledger writes through (fault injection on a real store). */
   ledgerStore?: (store: Store) => Store;
+  /** Metrics, tracing and the attempt observer (the store is instrumented like startGateway does). */
+  observability?: Observability;
 }
 
 export function baseConfig(): Record<string, unknown> {
@@ -90,7 +94,8 @@ export async function startTestGateway(options: TestGatewayOptions = {}): Promis
       },
     }),
   );
-  const store = await openStore(config, environment);
+  const opened = await openStore(config, environment);
+  const store = options.observability ? instrumentStore(opened, options.observability) : opened;
   await bootstrapStore(store, config, environment);
   const clock = options.clock ?? systemClock;
   const upstreams = buildUpstreams(config, environment);
@@ -102,7 +107,7 @@ export async function startTestGateway(options: TestGatewayOptions = {}): Promis
       leaseMs: config.ledger.lease_seconds * 1000,
       reaperIntervalMs: config.ledger.reaper_interval_seconds * 1000,
     },
-    options.observer,
+    options.observer ?? options.observability?.observer,
   );
   const app = await buildApp({
     config,
@@ -112,6 +117,7 @@ export async function startTestGateway(options: TestGatewayOptions = {}): Promis
     upstreams,
     ledger,
     objects: openObjectStore(config, environment),
+    ...(options.observability ? { observability: options.observability } : {}),
   });
   const url = await app.listen({ host: '127.0.0.1', port: 0 });
   return {

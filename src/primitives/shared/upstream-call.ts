@@ -4,6 +4,7 @@
  * failures by what the upstream may have seen: `connect` means nothing was sent; `timeout` and
  * `dropped` mean the request may have been received (and billed).
  */
+import { context, propagation } from '@opentelemetry/api';
 import { type Dispatcher, errors as undiciErrors } from 'undici';
 
 export interface UpstreamEndpoint {
@@ -129,6 +130,9 @@ export async function callUpstream(
   } catch (error) {
     throw notSentError(error);
   }
+  // W3C trace context of the active attempt span (a no-op unless the tracing SDK is running).
+  // Added after signing so a signed request's signature covers exactly what it did before.
+  propagation.inject(context.active(), headers);
   try {
     const response = await endpoint.dispatcher.request({
       origin: endpoint.origin,

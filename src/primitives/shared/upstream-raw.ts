@@ -4,7 +4,9 @@
  * Same pool, timeouts, auth and failure classification as callUpstream. A streamed body cannot be
  * hashed in advance, so SigV4 signs it as UNSIGNED-PAYLOAD.
  */
+
 import { Readable } from 'node:stream';
+import { context, propagation } from '@opentelemetry/api';
 import { errors as undiciErrors } from 'undici';
 import {
   classifyTransportError,
@@ -38,6 +40,7 @@ export async function callUpstreamRaw(
   } catch (error) {
     throw notSentError(error);
   }
+  propagation.inject(context.active(), headers); // W3C trace context, as in upstream-call.ts
   try {
     const response = await endpoint.dispatcher.request({
       origin: endpoint.origin,

@@ -282,6 +282,17 @@ export class PostgresStore implements Store {
     }
   }
 
+  /** Read-only pool figures for metrics (observability/store-instrumentation.ts). */
+  poolStats(): { total: number; idle: number; waiting: number; max: number } {
+    const pool = this.pool;
+    return {
+      total: pool.totalCount,
+      idle: pool.idleCount,
+      waiting: pool.waitingCount,
+      max: this.options.poolMax ?? 10,
+    };
+  }
+
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;

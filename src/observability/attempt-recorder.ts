@@ -1,0 +1,206 @@
+/**
+ * The AttemptObserver the gateway runs with when observability is on: one implementation feeding
+ * Prometheus metrics, spans and the request's log line from the attempt runner's calls.
+ *
+ * Hot path: label children are resolved once per distinct label set and kept (`AttemptSeries`),
+ * so an attempt costs a map lookup, a handful of counter increments and histogram observations;
+ * with tracing off no span object is made.
+ */
+import { type Context, context, type Span, SpanStatusCode } from '@opentelemetry/api';
+import type {
+  AttemptLabels,
+  AttemptObserver,
+  AttemptSettled,
+  AttemptWatch,
+  RefusalReason,
+} from '../ledger/attempt-observer.js';
+import { AttemptSeries, operationName, providerName, type SeriesCache } from './attempt-series.js';
+import type { GatewayMetrics } from './metrics.js';
+import { currentRequest, type RequestRecord } from './request-scope.js';
+import { ATTR, SpanKind, startSpan, trace } from './tracing.js';
+
+export interface RecorderOptions {
+  metrics: GatewayMetrics | undefined;
+  tracing: boolean;
+}
+
+export class AttemptRecorder implements AttemptObserver {
+  private readonly series: SeriesCache | undefined;
+
+  constructor(private readonly options: RecorderOptions) {
+    this.series = options.metrics ? new Map() : undefined;
+  }
+
+  started(attemptId: string, labels: AttemptLabels, reservationMicrosUsd: number): AttemptWatch {
+    const record = currentRequest();
+    if (record) {
+      record.projectId = labels.projectId;
+      record.keyId = labels.keyId;
+      record.runId = labels.runId;
+      record.alias = labels.alias;
+      record.connection = labels.connection;
+      record.attemptId = attemptId;
+      record.attempts += 1;
+    }
+    const metrics = this.options.metrics;
+    const series = metrics ? AttemptSeries.of(this.series!, metrics, labels) : undefined;
+    series?.admitted.inc();
+    if (labels.streamed) series?.openStreams.inc();
+    let span: Span | undefined;
+    let parent: Context | undefined;
+    if (this.options.tracing) {
+      parent = routeContext(record, labels.alias);
+      span = startSpan(
+        `${operationName(labels.endpoint)} ${labels.alias}`,
+        SpanKind.CLIENT,
+        {
+          [ATTR.operationName]: operationName(labels.endpoint),
+          [ATTR.providerName]: providerName(labels.profile),
+          [ATTR.requestModel]: labels.alias,
+          [ATTR.attemptId]: attemptId,
+          [ATTR.project]: labels.projectId,
+          [ATTR.keyId]: labels.keyId,
+          [ATTR.connection]: labels.connection,
+          [ATTR.profile]: labels.profile,
+          [ATTR.primitive]: labels.primitive,
+          [ATTR.upstreamModel]: labels.upstreamModel,
+          [ATTR.streamed]: labels.streamed,
+          [ATTR.reservation]: reservationMicrosUsd,
+          ...(labels.runId !== null ? { [ATTR.runId]: labels.runId } : {}),
+        },
+        parent,
+      );
+    }
+    return new Watch(labels.streamed, series, span, parent, record);
+  }
+
+  refused(labels: Parameters<AttemptObserver['refused']>[0], reason: RefusalReason): void {
+    const metrics = this.options.metrics;
+    if (metrics) {
+      const project = metrics.bounded('project', labels.projectId);
+      metrics.counter('svc_reservations_refused_total').inc({
+        project,
+        alias: metrics.bounded('alias', labels.alias),
+        endpoint: metrics.bounded('endpoint', labels.endpoint),
+        reason,
+      });
+      if (reason === 'rate_limited')
+        metrics.counter('svc_rate_limit_refusals_total').inc({ project, surface: 'inference' });
+    }
+    if (this.options.tracing)
+      trace.getActiveSpan()?.addEvent('svc.reservation_refused', { 'svc.refusal.reason': reason });
+  }
+
+  routedAway(alias: string, connection: string, reason: string): void {
+    const metrics = this.options.metrics;
+    if (metrics)
+      metrics.counter('svc_routed_away_total').inc({
+        alias: metrics.bounded('alias', alias),
+        connection: metrics.bounded('connection', connection),
+        reason: metrics.bounded('reason', reason),
+      });
+    if (this.options.tracing)
+      routeSpanOf(currentRequest(), alias)?.addEvent('svc.routed_away', {
+        [ATTR.connection]: connection,
+        'svc.route.reason': reason,
+      });
+  }
+
+  fallback(alias: string, fromConnection: string, toConnection: string, errorType: string): void {
+    const metrics = this.options.metrics;
+    if (metrics)
+      metrics.counter('svc_fallbacks_total').inc({
+        alias: metrics.bounded('alias', alias),
+        from_connection: metrics.bounded('connection', fromConnection),
+        to_connection: metrics.bounded('connection', toConnection),
+        error_type: metrics.bounded('error_type', errorType),
+      });
+    if (this.options.tracing)
+      routeSpanOf(currentRequest(), alias)?.addEvent('svc.fallback', {
+        'svc.fallback.from': fromConnection,
+        'svc.fallback.to': toConnection,
+        [ATTR.errorType]: errorType,
+      });
+  }
+
+  leaseExpired(count: number): void {
+    this.options.metrics?.counter('svc_lease_expired_attempts_total').inc(count);
+  }
+}
+
+class Watch implements AttemptWatch {
+  private readonly startedMs = performance.now();
+  private done = false;
+
+  constructor(
+    private readonly streamed: boolean,
+    private readonly series: AttemptSeries | undefined,
+    private readonly span: Span | undefined,
+    private readonly parent: Context | undefined,
+    private readonly record: RequestRecord | undefined,
+  ) {}
+
+  within<T>(fn: () => T): T {
+    if (!this.span) return fn();
+    return context.with(trace.setSpan(this.parent!, this.span), fn);
+  }
+
+  firstByte(): void {
+    if (this.streamed) this.series?.timeToFirstChunk.observe((performance.now() - this.startedMs) / 1000);
+    this.span?.addEvent('gen_ai.first_chunk');
+  }
+
+  settled(result: AttemptSettled): void {
+    if (this.done) return;
+    this.done = true;
+    if (this.series) {
+      this.series.settled(result);
+      if (this.streamed) this.series.openStreams.dec();
+    }
+    const record = this.record;
+    if (record) {
+      record.outcome = result.outcome;
+      record.costMicrosUsd += result.costMicrosUsd;
+      if (result.tokens) record.tokens = result.tokens;
+    }
+    const span = this.span;
+    if (span) {
+      span.setAttribute(ATTR.outcome, result.outcome);
+      span.setAttribute(ATTR.cost, result.costMicrosUsd);
+      if (result.responseModel) span.setAttribute(ATTR.responseModel, result.responseModel);
+      if (result.tokens) {
+        span.setAttribute(
+          ATTR.inputTokens,
+          result.tokens.inputTokens +
+            result.tokens.cacheCreationInputTokens +
+            result.tokens.cacheReadInputTokens,
+        );
+        span.setAttribute(ATTR.outputTokens, result.tokens.outputTokens);
+      }
+      if (result.httpStatus !== null) span.setAttribute('http.response.status_code', result.httpStatus);
+      if (result.errorType) {
+        span.setAttribute(ATTR.errorType, result.errorType);
+        span.setStatus({ code: SpanStatusCode.ERROR });
+      }
+      span.end();
+    }
+  }
+}
+
+/** The request's routing span (opened by its first routing event), or none outside a request. */
+function routeSpanOf(record: RequestRecord | undefined, alias: string): Span | undefined {
+  if (!record) return undefined;
+  if (!record.routeSpan)
+    record.routeSpan = startSpan(
+      `svc.route ${alias}`,
+      SpanKind.INTERNAL,
+      { [ATTR.alias]: alias },
+      context.active(),
+    );
+  return record.routeSpan as Span;
+}
+
+function routeContext(record: RequestRecord | undefined, alias: string): Context {
+  const span = routeSpanOf(record, alias);
+  return span ? trace.setSpan(context.active(), span) : context.active();
+}

@@ -1,0 +1,157 @@
+/**
+ * The metric children of one attempt label set (Project, key-free: alias, connection, endpoint,
+ * profile, model), resolved once and reused, so recording an attempt does no label hashing.
+ * Children that also depend on what the settlement says (outcome, response model, error class)
+ * are resolved once per distinct value and kept in small maps.
+ */
+import type { Counter, Gauge, Histogram } from 'prom-client';
+import type { AttemptLabels, AttemptSettled, SettlementOutcome } from '../ledger/attempt-observer.js';
+import type { GatewayMetrics } from './metrics.js';
+
+type CounterChild = Counter.Internal;
+type HistogramChild = Histogram.Internal<string>;
+type GaugeChild = Gauge.Internal<string>;
+
+export type SeriesCache = Map<string, AttemptSeries>;
+
+/** gen_ai.operation.name for an endpoint (`chat` for Messages; the endpoint's name otherwise). */
+export function operationName(endpoint: string): string {
+  const name = endpoint.startsWith('/v1/') ? endpoint.slice(4) : endpoint;
+  switch (name) {
+    case 'messages':
+    case 'responses':
+    case 'chat/completions':
+      return 'chat';
+    case 'embeddings':
+      return 'embeddings';
+    default:
+      return name.replaceAll('/', '.');
+  }
+}
+
+/** gen_ai.provider.name: the vendor part of the profile id (`vendora.messages.2023-06-01` -> `vendora`). */
+export function providerName(profile: string): string {
+  const dot = profile.indexOf('.');
+  return dot < 0 ? profile : profile.slice(0, dot);
+}
+
+interface SettledChildren {
+  duration: HistogramChild;
+  inputTokens: HistogramChild;
+  outputTokens: HistogramChild;
+}
+
+export class AttemptSeries {
+  readonly admitted: CounterChild;
+  readonly openStreams: GaugeChild;
+  readonly timeToFirstChunk: HistogramChild;
+  private readonly cost: CounterChild;
+  private readonly unknown: CounterChild;
+  private readonly outcomes = new Map<SettlementOutcome, CounterChild>();
+  private readonly bySettlement = new Map<string, SettledChildren>();
+  private readonly errors = new Map<string, CounterChild>();
+  private readonly base: Record<string, string>;
+
+  static of(cache: SeriesCache, metrics: GatewayMetrics, labels: AttemptLabels): AttemptSeries {
+    const key = `${labels.projectId}\u0000${labels.alias}\u0000${labels.connection}\u0000${labels.endpoint}\u0000${labels.profile}`;
+    let series = cache.get(key);
+    if (!series) {
+      series = new AttemptSeries(metrics, labels);
+      cache.set(key, series);
+    }
+    return series;
+  }
+
+  private constructor(
+    private readonly metrics: GatewayMetrics,
+    labels: AttemptLabels,
+  ) {
+    const project = metrics.bounded('project', labels.projectId);
+    const alias = metrics.bounded('alias', labels.alias);
+    const connection = metrics.bounded('connection', labels.connection);
+    const endpoint = metrics.bounded('endpoint', labels.endpoint);
+    this.base = {
+      project,
+      alias,
+      connection,
+      gen_ai_operation_name: operationName(labels.endpoint),
+      gen_ai_provider_name: providerName(labels.profile),
+      gen_ai_request_model: alias,
+    };
+    this.admitted = metrics
+      .counter('svc_reservations_admitted_total')
+      .labels({ project, alias, connection, endpoint });
+    this.openStreams = metrics.gauge('svc_open_streams').labels({ connection });
+    this.timeToFirstChunk = metrics.histogram('gen_ai_client_operation_time_to_first_chunk_seconds').labels({
+      gen_ai_operation_name: this.base.gen_ai_operation_name!,
+      gen_ai_provider_name: this.base.gen_ai_provider_name!,
+      gen_ai_request_model: alias,
+      connection,
+    });
+    this.cost = metrics.counter('svc_cost_micros_usd_total').labels({ project, alias, connection });
+    this.unknown = metrics.counter('svc_unknown_attempts_total').labels({ project, alias, connection });
+  }
+
+  settled(result: AttemptSettled): void {
+    const children = this.settledChildren(result.responseModel ?? '', result.errorType ?? '');
+    children.duration.observe(result.durationMs / 1000);
+    if (result.tokens) {
+      const tokens = result.tokens;
+      children.inputTokens.observe(
+        tokens.inputTokens + tokens.cacheCreationInputTokens + tokens.cacheReadInputTokens,
+      );
+      children.outputTokens.observe(tokens.outputTokens);
+    }
+    if (result.costMicrosUsd > 0) this.cost.inc(result.costMicrosUsd);
+    this.outcome(result.outcome).inc();
+    if (result.outcome === 'unknown') this.unknown.inc();
+    if (result.errorType) this.error(result.errorType).inc();
+  }
+
+  private outcome(outcome: SettlementOutcome): CounterChild {
+    let child = this.outcomes.get(outcome);
+    if (!child) {
+      const { project, alias, connection } = this.base as Record<'project' | 'alias' | 'connection', string>;
+      child = this.metrics.counter('svc_settlements_total').labels({ project, alias, connection, outcome });
+      this.outcomes.set(outcome, child);
+    }
+    return child;
+  }
+
+  private error(errorType: string): CounterChild {
+    let child = this.errors.get(errorType);
+    if (!child) {
+      child = this.metrics.counter('svc_upstream_errors_total').labels({
+        connection: this.base.connection!,
+        error_type: this.metrics.bounded('error_type', errorType),
+      });
+      this.errors.set(errorType, child);
+    }
+    return child;
+  }
+
+  private settledChildren(responseModel: string, errorType: string): SettledChildren {
+    const key = `${responseModel}\u0000${errorType}`;
+    let children = this.bySettlement.get(key);
+    if (!children) {
+      const model = this.metrics.bounded('response_model', responseModel);
+      const common = {
+        gen_ai_operation_name: this.base.gen_ai_operation_name!,
+        gen_ai_provider_name: this.base.gen_ai_provider_name!,
+        gen_ai_request_model: this.base.gen_ai_request_model!,
+        gen_ai_response_model: model,
+        connection: this.base.connection!,
+      };
+      const usage = this.metrics.histogram('gen_ai_client_token_usage');
+      children = {
+        duration: this.metrics
+          .histogram('gen_ai_client_operation_duration_seconds')
+          .labels({ ...common, error_type: this.metrics.bounded('error_type', errorType) }),
+        inputTokens: usage.labels({ ...common, gen_ai_token_type: 'input' }),
+        outputTokens: usage.labels({ ...common, gen_ai_token_type: 'output' }),
+      };
+      this.bySettlement.set(key, children);
+    }
+    return children;
+  }
+}

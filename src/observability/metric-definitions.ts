@@ -1,0 +1,166 @@
+/**
+ * Every metric the gateway exports, as data: its Prometheus name, type, labels and meaning.
+ * metrics.ts builds the prom-client instruments from these rows and docs/observability.md is
+ * generated from them (checked by test/generated-docs.test.ts), so the two cannot drift.
+ *
+ * Names follow the OpenTelemetry GenAI semantic conventions where one exists, translated the way
+ * the OpenTelemetry-to-Prometheus mapping does it (dots become underscores, the unit `s` becomes a
+ * `_seconds` suffix; `{token}` is an annotation and adds nothing). Our own metrics start with `svc_`.
+ * Every label is bounded by configuration or by a closed list in the code: never a Run, Work Unit,
+ * attempt or request id.
+ */
+
+export type MetricType = 'counter' | 'gauge' | 'histogram';
+
+export interface MetricDefinition {
+  name: string;
+  type: MetricType;
+  help: string;
+  labels: readonly string[];
+  /** The OpenTelemetry semantic-convention name this metric carries, when there is one. */
+  semconv?: string;
+  buckets?: readonly number[];
+}
+
+/** gen_ai labels; `connection` is ours (the configured connection the attempt went to). */
+const GEN_AI_LABELS = [
+  'gen_ai_operation_name',
+  'gen_ai_provider_name',
+  'gen_ai_request_model',
+  'gen_ai_response_model',
+  'error_type',
+  'connection',
+] as const;
+
+export const METRIC_DEFINITIONS = [
+  {
+    name: 'gen_ai_client_operation_duration_seconds',
+    type: 'histogram',
+    help: 'Duration of upstream attempts, from sending the request to settlement (seconds).',
+    labels: GEN_AI_LABELS,
+    semconv: 'gen_ai.client.operation.duration',
+    buckets: [0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28, 2.56, 5.12, 10.24, 20.48, 40.96, 81.92],
+  },
+  {
+    name: 'gen_ai_client_token_usage',
+    type: 'histogram',
+    help: 'Tokens per upstream attempt that reported usage, by gen_ai_token_type (input includes cache reads and writes).',
+    labels: [
+      'gen_ai_operation_name',
+      'gen_ai_provider_name',
+      'gen_ai_request_model',
+      'gen_ai_response_model',
+      'gen_ai_token_type',
+      'connection',
+    ],
+    semconv: 'gen_ai.client.token.usage',
+    buckets: [1, 4, 16, 64, 256, 1024, 4096, 16384, 65536, 262144, 1048576, 4194304, 16777216, 67108864],
+  },
+  {
+    name: 'gen_ai_client_operation_time_to_first_chunk_seconds',
+    type: 'histogram',
+    help: 'Streamed attempts: time from sending the request to the first chunk of the answer (seconds).',
+    labels: ['gen_ai_operation_name', 'gen_ai_provider_name', 'gen_ai_request_model', 'connection'],
+    semconv: 'gen_ai.client.operation.time_to_first_chunk',
+    buckets: [0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10],
+  },
+  {
+    name: 'svc_cost_micros_usd_total',
+    type: 'counter',
+    help: 'Committed cost in micro-USD (the audit trail committed amount: actual cost, or the whole reservation for unknown attempts).',
+    labels: ['project', 'alias', 'connection'],
+  },
+  {
+    name: 'svc_reservations_admitted_total',
+    type: 'counter',
+    help: 'Ledger reservations admitted (an upstream attempt started).',
+    labels: ['project', 'alias', 'connection', 'endpoint'],
+  },
+  {
+    name: 'svc_reservations_refused_total',
+    type: 'counter',
+    help: 'Ledger reservations refused before any upstream call, by reason.',
+    labels: ['project', 'alias', 'endpoint', 'reason'],
+  },
+  {
+    name: 'svc_settlements_total',
+    type: 'counter',
+    help: 'Settled attempts by settlement outcome (completed, refused_upstream, not_sent, unknown, cancelled_running).',
+    labels: ['project', 'alias', 'connection', 'outcome'],
+  },
+  {
+    name: 'svc_unknown_attempts_total',
+    type: 'counter',
+    help: 'Attempts settled unknown (sent, cost unknowable: the whole reservation is committed).',
+    labels: ['project', 'alias', 'connection'],
+  },
+  {
+    name: 'svc_lease_expired_attempts_total',
+    type: 'counter',
+    help: 'Attempts committed in full by the reaper because their lease passed unsettled (outcome lease_expired).',
+    labels: [],
+  },
+  {
+    name: 'svc_fallbacks_total',
+    type: 'counter',
+    help: 'Portable-mode moves to the next target after a retryable failure, by the failure class.',
+    labels: ['alias', 'from_connection', 'to_connection', 'error_type'],
+  },
+  {
+    name: 'svc_routed_away_total',
+    type: 'counter',
+    help: 'Targets skipped by routing (not eligible for the request), by reason class.',
+    labels: ['alias', 'connection', 'reason'],
+  },
+  {
+    name: 'svc_upstream_errors_total',
+    type: 'counter',
+    help: 'Upstream attempts that failed, by connection and error class (timeout, connect, http_429, http_5xx, ...).',
+    labels: ['connection', 'error_type'],
+  },
+  {
+    name: 'svc_open_streams',
+    type: 'gauge',
+    help: 'Streamed upstream attempts in progress.',
+    labels: ['connection'],
+  },
+  {
+    name: 'svc_store_transaction_duration_seconds',
+    type: 'histogram',
+    help: 'Duration of store operations (one transaction each), by port operation, including waiting for a pooled connection.',
+    labels: ['operation', 'result'],
+    buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+  },
+  {
+    name: 'svc_store_pool_connections',
+    type: 'gauge',
+    help: 'PostgreSQL pool connections by state (total, idle, waiting clients, max), read at scrape time.',
+    labels: ['state'],
+  },
+  {
+    name: 'svc_rate_limit_refusals_total',
+    type: 'counter',
+    help: 'Requests refused by a rate limit, by surface (governance, inference).',
+    labels: ['project', 'surface'],
+  },
+  {
+    name: 'svc_background_jobs_total',
+    type: 'counter',
+    help: 'Background job transitions by kind and state (enqueued, claimed, completed, released).',
+    labels: ['kind', 'state'],
+  },
+  {
+    name: 'svc_background_jobs_running',
+    type: 'gauge',
+    help: 'Background jobs this process has claimed and not yet completed or released.',
+    labels: ['kind'],
+  },
+  {
+    name: 'svc_http_requests_total',
+    type: 'counter',
+    help: 'Inbound HTTP requests by route pattern, method and status class.',
+    labels: ['route', 'method', 'status_class'],
+  },
+] as const satisfies readonly MetricDefinition[];
+
+export type MetricName = (typeof METRIC_DEFINITIONS)[number]['name'];

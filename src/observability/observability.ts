@@ -1,0 +1,31 @@
+/**
+ * What the composition root hands the app: the metrics registry (when metrics are on), whether
+ * tracing is on, and the AttemptObserver the attempt runner feeds. With everything off this is
+ * `noObservability`: noAttemptObserver and no hooks doing more than the request log line.
+ */
+import { type AttemptObserver, noAttemptObserver } from '../ledger/attempt-observer.js';
+import { AttemptRecorder } from './attempt-recorder.js';
+import { GatewayMetrics } from './metrics.js';
+
+export interface Observability {
+  metrics: GatewayMetrics | undefined;
+  tracing: boolean;
+  observer: AttemptObserver;
+}
+
+export const noObservability: Observability = {
+  metrics: undefined,
+  tracing: false,
+  observer: noAttemptObserver,
+};
+
+export function createObservability(options: { metrics: boolean; tracing: boolean }): Observability {
+  const metrics = options.metrics ? new GatewayMetrics() : undefined;
+  if (!metrics && !options.tracing)
+    return { ...noObservability, observer: new AttemptRecorder({ metrics, tracing: false }) };
+  return {
+    metrics,
+    tracing: options.tracing,
+    observer: new AttemptRecorder({ metrics, tracing: options.tracing }),
+  };
+}
