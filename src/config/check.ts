@@ -22,7 +22,17 @@ export function checkConfigSemantics(config: Config, environment: NodeJS.Process
     ...checkModels(config),
     ...checkEndpoints(config),
     ...checkResourceDefaults(config),
+    ...checkObjects(config),
   ];
+}
+
+function checkObjects(config: Config): string[] {
+  const { kind, s3 } = config.objects;
+  const problems: string[] = [];
+  if (kind === 's3' && !s3) problems.push('/objects/s3: required when objects.kind is s3');
+  if (s3 && (s3.access_key_id_env === undefined) !== (s3.secret_access_key_env === undefined))
+    problems.push('/objects/s3: set both access_key_id_env and secret_access_key_env, or neither');
+  return problems;
 }
 
 function duplicates(values: string[]): string[] {
