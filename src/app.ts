@@ -27,6 +27,7 @@ import { registerResourceRoutes } from './http/resource-routes.js';
 import type { Ledger } from './ledger/ledger.js';
 import type { Clock } from './lib/clock.js';
 import { randomBase32 } from './lib/ids.js';
+import type { Limiter } from './limits/limiter.js';
 import type { ObjectStore } from './objects/port.js';
 import { registerDeferredWork } from './startup/deferred-work.js';
 import type { Store } from './store/port.js';
@@ -40,6 +41,8 @@ export interface AppDeps {
   ledger: Ledger;
   /** Private object store (files, spools, sealed objects); default: the local folder of the configuration. */
   objects?: ObjectStore;
+  /** Shared token buckets; default: the store's (limits/limiter.ts). */
+  limiter?: Limiter;
 }
 
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
@@ -97,7 +100,11 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     pendingFor: (runId) => deps.ledger.pendingFor(runId),
   });
   registerHealthRoutes(app, deps.store);
-  registerGovernanceRoutes(app, { governance, authenticator, rateLimiter: new RateLimiter(deps.clock) });
+  registerGovernanceRoutes(app, {
+    governance,
+    authenticator,
+    rateLimiter: new RateLimiter(deps.limiter ?? deps.store.rateBuckets, deps.clock),
+  });
   registerMessagesRoutes(app, {
     authenticator,
     messages: new MessagesService({ config: deps.config, upstreams: deps.upstreams, ledger: deps.ledger }),

@@ -227,6 +227,15 @@ export const ConfigSchema = T.Object(
       },
       { additionalProperties: false, default: {} },
     ),
+    /** Where token buckets live: the store (shared by every replica on it) or Redis (optional). */
+    rate_limits: T.Object(
+      {
+        kind: T.Union([T.Literal('store'), T.Literal('redis')], { default: 'store' }),
+        redis_url_env: T.String({ pattern: '^[A-Z_][A-Z0-9_]*$', default: 'SVC_REDIS_URL' }),
+        redis_key_prefix: T.String({ default: 'svc:rl:' }),
+      },
+      { additionalProperties: false, default: {} },
+    ),
     limits: T.Object(
       {
         messages_body_bytes: T.Integer({ minimum: 1024, default: 32 * 1024 * 1024 }),

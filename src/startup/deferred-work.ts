@@ -2,7 +2,8 @@
  * Batches and deferred responses: their routes and the job worker that runs them. The worker starts
  * when the app starts listening (the gateway server, end-to-end tests) and stops when the app
  * closes, before the store does; an app that is only built (inject tests) runs no background work.
- * Sweeps remove expired batches and reap deferred responses.
+ * Sweeps remove expired batches, reap deferred responses and remove expired and orphaned objects;
+ * each is a recurring job in the store, so one replica runs each pass (jobs/worker.ts).
  */
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
@@ -10,18 +11,20 @@ import type { Config } from '../config/schema.js';
 import { BatchJob } from '../gateway/batches/job.js';
 import { BatchService } from '../gateway/batches/service.js';
 import type { Upstreams } from '../gateway/connections.js';
+import { objectOwners } from '../gateway/object-owners.js';
 import { ResponseRunner } from '../gateway/responses/runner.js';
 import { RunningCalls } from '../gateway/responses/running-calls.js';
 import { ResponsesService } from '../gateway/responses/service.js';
 import type { Authenticator } from '../http/auth.js';
 import { registerBatchesRoutes } from '../http/batches-routes.js';
 import { registerResponsesRoutes } from '../http/responses-routes.js';
-import { JobWorker } from '../jobs/worker.js';
+import { JobWorker, type Sweep } from '../jobs/worker.js';
 import type { Ledger } from '../ledger/ledger.js';
 import type { Clock } from '../lib/clock.js';
 import { LocalFolderObjectStore } from '../objects/local-folder.js';
 import { objectsFolder } from '../objects/open-objects.js';
 import type { ObjectStore } from '../objects/port.js';
+import { sweepObjects } from '../objects/sweep.js';
 import type { Store } from '../store/port.js';
 
 export interface DeferredWorkDeps {
@@ -34,6 +37,24 @@ export interface DeferredWorkDeps {
   /** Default: the configured local folder (no sealing key: background responses are then refused). */
   objects?: ObjectStore;
   authenticator: Authenticator;
+}
+
+/** Expired files and orphaned objects (objects/sweep.ts), as one recurring job across replicas. */
+function objectSweep(deps: DeferredWorkDeps & { objects: ObjectStore }): Sweep {
+  return {
+    name: 'objects',
+    intervalMs: deps.config.objects.sweep_interval_seconds * 1000,
+    run: async () => {
+      const result = await sweepObjects({
+        objects: deps.objects,
+        owners: objectOwners(deps),
+        nowMs: deps.clock.now(),
+        graceMs: deps.config.objects.orphan_grace_seconds * 1000,
+      });
+      if (result.staleParts + result.expired + result.orphans > 0)
+        deps.logger.info({ ...result }, 'object sweep removed objects');
+    },
+  };
 }
 
 const DEFERRED_PATHS = /^\/v1\/(batches|responses)(\/|$|\?)/;
@@ -68,11 +89,12 @@ export function registerDeferredWork(app: FastifyInstance, options: DeferredWork
     },
     [
       {
-        name: 'deferred responses',
+        name: 'responses',
         intervalMs: jobs.sweep_interval_ms,
         run: async () => void (await responses.sweep()),
       },
       { name: 'batches', intervalMs: jobs.sweep_interval_ms, run: async () => void (await batches.sweep()) },
+      objectSweep(deps),
     ],
   );
   // A 409 on these resources is a state conflict: retrying the same call cannot succeed.

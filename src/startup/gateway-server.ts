@@ -13,14 +13,13 @@ import type { Logger } from 'pino';
 import { buildApp } from '../app.js';
 import type { Config } from '../config/schema.js';
 import { buildUpstreams } from '../gateway/connections.js';
-import { objectOwners } from '../gateway/object-owners.js';
 import { Ledger } from '../ledger/ledger.js';
 import { type Clock, systemClock } from '../lib/clock.js';
 import { openObjectStore } from '../objects/open-objects.js';
-import { type Sweeper, startObjectSweeper } from '../objects/sweeper.js';
 import { startSimulator } from '../simulator/server.js';
 import type { Store } from '../store/port.js';
 import { bootstrapStore, ensureQuickstartKey } from './bootstrap.js';
+import { type OpenedLimiter, openLimiter } from './open-limiter.js';
 import { openStore } from './open-store.js';
 
 export interface RunningGateway {
@@ -47,7 +46,7 @@ export async function startGateway(options: StartOptions): Promise<RunningGatewa
   const { config, environment, logger } = options;
   const clock = options.clock ?? systemClock;
   const objects = openObjectStore(config, environment);
-  let sweeper: Sweeper | undefined;
+  let limits: OpenedLimiter | undefined;
   const simulator = config.simulator?.enabled
     ? await startSimulator({ port: config.simulator.port })
     : undefined;
@@ -63,14 +62,16 @@ export async function startGateway(options: StartOptions): Promise<RunningGatewa
       ? await ensureQuickstartKey(store, config.quickstart.key_file, config.quickstart.project)
       : undefined;
     await ledger.startReaper(store.kind === 'sqlite');
-    const app = await buildApp({ config, store, clock, logger, upstreams, ledger, objects });
-    sweeper = startObjectSweeper({
-      objects,
-      owners: objectOwners({ config, store, objects, upstreams, clock }),
+    limits = openLimiter(config, environment, store, logger);
+    const app = await buildApp({
+      config,
+      store,
       clock,
       logger,
-      intervalMs: config.objects.sweep_interval_seconds * 1000,
-      graceMs: config.objects.orphan_grace_seconds * 1000,
+      upstreams,
+      ledger,
+      objects,
+      limiter: limits.limiter,
     });
     const url = await app.listen({ host: config.listen.host, port: config.listen.port });
     logger.info({ url, store: store.kind }, 'gateway listening');
@@ -95,8 +96,8 @@ export async function startGateway(options: StartOptions): Promise<RunningGatewa
           } finally {
             clearTimeout(deadline);
           }
-          sweeper?.stop();
           ledger.stopReaper();
+          await limits?.close();
           await upstreams.close();
           await simulator?.close();
           await store.close();
@@ -105,8 +106,8 @@ export async function startGateway(options: StartOptions): Promise<RunningGatewa
       },
     };
   } catch (error) {
-    sweeper?.stop();
     ledger.stopReaper();
+    await limits?.close();
     await upstreams.close();
     await simulator?.close();
     await store.close();
