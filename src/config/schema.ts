@@ -110,7 +110,8 @@ const ConnectionSchema = T.Object(
   {
     name: T.String({ pattern: '^[a-z0-9][a-z0-9._-]{0,63}$' }),
     profile: T.String(),
-    base_url: T.String({ pattern: '^https?://' }),
+    /** `${simulator}` stands for the in-process simulator's URL (quick start), e.g. `${simulator}/v1`. */
+    base_url: T.String({ pattern: '^(https?://|\\$\\{simulator\\})' }),
     auth: AuthSchema,
     timeouts: T.Object(
       {

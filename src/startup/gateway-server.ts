@@ -11,6 +11,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import { buildApp } from '../app.js';
+import { withSimulatorUrl } from '../config/check.js';
 import type { Config } from '../config/schema.js';
 import { buildUpstreams } from '../gateway/connections.js';
 import { Ledger } from '../ledger/ledger.js';
@@ -43,13 +44,14 @@ export interface StartOptions {
 }
 
 export async function startGateway(options: StartOptions): Promise<RunningGateway> {
-  const { config, environment, logger } = options;
+  const { environment, logger } = options;
   const clock = options.clock ?? systemClock;
-  const objects = openObjectStore(config, environment);
+  const objects = openObjectStore(options.config, environment);
   let limits: OpenedLimiter | undefined;
-  const simulator = config.simulator?.enabled
-    ? await startSimulator({ port: config.simulator.port })
+  const simulator = options.config.simulator?.enabled
+    ? await startSimulator({ port: options.config.simulator.port })
     : undefined;
+  const config = simulator ? withSimulatorUrl(options.config, simulator.url) : options.config;
   const store = await openStore(config, environment);
   const upstreams = buildUpstreams(config, environment);
   const ledger = new Ledger(store, clock, logger, {
