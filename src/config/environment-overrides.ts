@@ -28,7 +28,7 @@ function segmentsOf(variable: string): string[] {
     .map((segment) => segment.toLowerCase());
 }
 
-function valueOf(text: string, variable: string): unknown {
+function parsedValue(text: string, variable: string): unknown {
   try {
     return parse(text);
   } catch (error) {
@@ -59,7 +59,7 @@ export function applyEnvironmentOverrides(
         throw new Error(`${variable}: "${segment}" indexes an array, so it must be a number`);
       const holder = container as Record<string | number, unknown>;
       if (last) {
-        holder[slot] = valueOf(environment[variable]!, variable);
+        holder[slot] = parsedValue(environment[variable]!, variable);
         break;
       }
       const next = holder[slot];

@@ -14,22 +14,11 @@
  * handed out (as in the local folder). delete answers whether the object existed (HEAD first).
  */
 import { Readable } from 'node:stream';
-import {
-  AbortMultipartUploadCommand,
-  type ChecksumAlgorithm,
-  CompleteMultipartUploadCommand,
-  CreateMultipartUploadCommand,
-  DeleteObjectCommand,
-  GetObjectCommand,
-  HeadObjectCommand,
-  ListMultipartUploadsCommand,
-  type ListMultipartUploadsCommandOutput,
-  ListObjectsV2Command,
-  PutObjectCommand,
+import type {
+  ChecksumAlgorithm,
+  ListMultipartUploadsCommandOutput,
   S3Client,
-  type S3ClientConfig,
-  S3ServiceException,
-  UploadPartCommand,
+  S3ClientConfig,
 } from '@aws-sdk/client-s3';
 import { framedBody } from './framed-body.js';
 import { illegalName, KEY_PATTERN, PROJECT_PATTERN, sealingRequired, validName } from './object-names.js';
@@ -57,8 +46,16 @@ interface UploadedPart {
   ChecksumSHA256?: string;
 }
 
+type Sdk = typeof import('@aws-sdk/client-s3');
+let sdkLoading: Promise<Sdk> | undefined;
+/** The SDK loads on first use, so commands that never touch a bucket do not pay for it. */
+const loadSdk = (): Promise<Sdk> => {
+  sdkLoading ??= import('@aws-sdk/client-s3');
+  return sdkLoading;
+};
+
 function statusOf(error: unknown): number | undefined {
-  return error instanceof S3ServiceException ? error.$metadata.httpStatusCode : undefined;
+  return (error as { $metadata?: { httpStatusCode?: number } } | null)?.$metadata?.httpStatusCode;
 }
 
 /** Cuts a stream of chunks into buffers of exactly `size` bytes (the last one shorter). */
@@ -99,10 +96,20 @@ async function readAll(body: AsyncIterable<Uint8Array>): Promise<Buffer> {
 }
 
 export class S3BucketObjectStore implements ObjectStore {
-  private readonly client: S3Client;
+  private connecting: Promise<{ sdk: Sdk; client: S3Client }> | undefined;
+  private client: S3Client | undefined;
 
-  constructor(private readonly options: S3BucketOptions) {
-    this.client = new S3Client({ ...options.client, maxAttempts: options.client.maxAttempts ?? 3 });
+  constructor(private readonly options: S3BucketOptions) {}
+
+  private connection(): Promise<{ sdk: Sdk; client: S3Client }> {
+    this.connecting ??= loadSdk().then((sdk) => {
+      this.client = new sdk.S3Client({
+        ...this.options.client,
+        maxAttempts: this.options.client.maxAttempts ?? 3,
+      });
+      return { sdk, client: this.client };
+    });
+    return this.connecting;
   }
 
   requireSealing(feature: string): void {
@@ -119,6 +126,7 @@ export class S3BucketObjectStore implements ObjectStore {
     body: Readable | Buffer,
     options: PutOptions,
   ): Promise<PutResult> {
+    const { sdk, client } = await this.connection();
     if (!validName(projectId, key)) throw illegalName(projectId, key);
     if (options.sealed) this.requireSealing('a sealed object');
     const framed = framedBody(body, options, { sealingKey: this.options.sealingKey, projectId, key });
@@ -128,18 +136,18 @@ export class S3BucketObjectStore implements ObjectStore {
     const target = { Bucket: this.options.bucket, Key: this.keyOf(projectId, key) };
     const checksum = { ChecksumAlgorithm: this.options.checksumAlgorithm };
     if (second.done) {
-      await this.client.send(
-        new PutObjectCommand({ ...target, ...checksum, Body: first.value ?? Buffer.alloc(0) }),
+      await client.send(
+        new sdk.PutObjectCommand({ ...target, ...checksum, Body: first.value ?? Buffer.alloc(0) }),
       );
       return framed.result();
     }
-    const { UploadId } = await this.client.send(new CreateMultipartUploadCommand({ ...target, ...checksum }));
+    const { UploadId } = await client.send(new sdk.CreateMultipartUploadCommand({ ...target, ...checksum }));
     try {
       const uploaded: UploadedPart[] = [];
       const upload = async (part: Buffer) => {
         const PartNumber = uploaded.length + 1;
-        const answer = await this.client.send(
-          new UploadPartCommand({ ...target, ...checksum, UploadId, PartNumber, Body: part }),
+        const answer = await client.send(
+          new sdk.UploadPartCommand({ ...target, ...checksum, UploadId, PartNumber, Body: part }),
         );
         uploaded.push({
           PartNumber,
@@ -153,22 +161,23 @@ export class S3BucketObjectStore implements ObjectStore {
       await upload(first.value!);
       await upload(second.value!);
       for (let next = await parts.next(); !next.done; next = await parts.next()) await upload(next.value);
-      await this.client.send(
-        new CompleteMultipartUploadCommand({ ...target, UploadId, MultipartUpload: { Parts: uploaded } }),
+      await client.send(
+        new sdk.CompleteMultipartUploadCommand({ ...target, UploadId, MultipartUpload: { Parts: uploaded } }),
       );
       return framed.result();
     } catch (error) {
-      await this.client.send(new AbortMultipartUploadCommand({ ...target, UploadId })).catch(() => undefined);
+      await client.send(new sdk.AbortMultipartUploadCommand({ ...target, UploadId })).catch(() => undefined);
       throw error;
     }
   }
 
   async get(projectId: string, key: string): Promise<Readable | undefined> {
+    const { sdk, client } = await this.connection();
     if (!validName(projectId, key)) return undefined;
     let body: AsyncIterable<Uint8Array>;
     try {
-      const answer = await this.client.send(
-        new GetObjectCommand({ Bucket: this.options.bucket, Key: this.keyOf(projectId, key) }),
+      const answer = await client.send(
+        new sdk.GetObjectCommand({ Bucket: this.options.bucket, Key: this.keyOf(projectId, key) }),
       );
       body = answer.Body as unknown as AsyncIterable<Uint8Array>;
     } catch (error) {
@@ -197,23 +206,25 @@ export class S3BucketObjectStore implements ObjectStore {
   }
 
   async delete(projectId: string, key: string): Promise<boolean> {
+    const { sdk, client } = await this.connection();
     if (!validName(projectId, key)) return false;
     const target = { Bucket: this.options.bucket, Key: this.keyOf(projectId, key) };
     try {
-      await this.client.send(new HeadObjectCommand(target));
+      await client.send(new sdk.HeadObjectCommand(target));
     } catch (error) {
       if (statusOf(error) === 404) return false;
       throw error;
     }
-    await this.client.send(new DeleteObjectCommand(target));
+    await client.send(new sdk.DeleteObjectCommand(target));
     return true;
   }
 
   async *list(): AsyncIterable<StoredObject> {
+    const { sdk, client } = await this.connection();
     let ContinuationToken: string | undefined;
     do {
-      const page = await this.client.send(
-        new ListObjectsV2Command({
+      const page = await client.send(
+        new sdk.ListObjectsV2Command({
           Bucket: this.options.bucket,
           Prefix: this.options.prefix,
           ...(ContinuationToken ? { ContinuationToken } : {}),
@@ -236,10 +247,11 @@ export class S3BucketObjectStore implements ObjectStore {
 
   /** Aborts multipart uploads started longer ago than `olderThanMs` (killed writes). */
   async removeStaleParts(olderThanMs: number, nowMs: number = Date.now()): Promise<number> {
+    const { sdk, client } = await this.connection();
     let uploads: ListMultipartUploadsCommandOutput;
     try {
-      uploads = await this.client.send(
-        new ListMultipartUploadsCommand({ Bucket: this.options.bucket, Prefix: this.options.prefix }),
+      uploads = await client.send(
+        new sdk.ListMultipartUploadsCommand({ Bucket: this.options.bucket, Prefix: this.options.prefix }),
       );
     } catch (error) {
       // Some S3-compatible servers do not list uploads: the bucket's lifecycle rule is then the backstop.
@@ -250,8 +262,8 @@ export class S3BucketObjectStore implements ObjectStore {
     for (const upload of uploads.Uploads ?? []) {
       if (!upload.Key || !upload.UploadId || !upload.Initiated) continue;
       if (nowMs - upload.Initiated.getTime() < olderThanMs) continue;
-      await this.client.send(
-        new AbortMultipartUploadCommand({
+      await client.send(
+        new sdk.AbortMultipartUploadCommand({
           Bucket: this.options.bucket,
           Key: upload.Key,
           UploadId: upload.UploadId,
@@ -263,6 +275,6 @@ export class S3BucketObjectStore implements ObjectStore {
   }
 
   close(): void {
-    this.client.destroy();
+    this.client?.destroy();
   }
 }

@@ -64,7 +64,7 @@ export async function startGateway(options: StartOptions): Promise<RunningGatewa
       ? await ensureQuickstartKey(store, config.quickstart.key_file, config.quickstart.project)
       : undefined;
     await ledger.startReaper(store.kind === 'sqlite');
-    limits = openLimiter(config, environment, store, logger);
+    limits = await openLimiter(config, environment, store, logger);
     const app = await buildApp({
       config,
       store,

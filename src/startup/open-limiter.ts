@@ -2,7 +2,6 @@
 import type { Logger } from 'pino';
 import type { Config } from '../config/schema.js';
 import type { Limiter } from '../limits/limiter.js';
-import { RedisLimiter } from '../limits/redis-limiter.js';
 import type { Store } from '../store/port.js';
 
 export interface OpenedLimiter {
@@ -10,12 +9,12 @@ export interface OpenedLimiter {
   close(): Promise<void>;
 }
 
-export function openLimiter(
+export async function openLimiter(
   config: Config,
   environment: NodeJS.ProcessEnv,
   store: Store,
   logger: Logger,
-): OpenedLimiter {
+): Promise<OpenedLimiter> {
   const settings = config.rate_limits;
   switch (settings.kind) {
     case 'store':
@@ -23,6 +22,8 @@ export function openLimiter(
     case 'redis': {
       const url = environment[settings.redis_url_env];
       if (!url) throw new Error(`rate_limits: environment variable ${settings.redis_url_env} is not set`);
+      // Loaded only when configured: Redis is optional.
+      const { RedisLimiter } = await import('../limits/redis-limiter.js');
       const redis = new RedisLimiter({ url, keyPrefix: settings.redis_key_prefix, logger });
       // Connecting is not awaited: an unreachable Redis must not stop the gateway (memory fallback).
       redis
