@@ -10,7 +10,8 @@ import type { Clock } from '../lib/clock.js';
 import { hashSecret, KEY_SECRET_PATTERN } from '../lib/secrets.js';
 import type { Store } from '../store/port.js';
 
-const CACHE_MS = 2000;
+/** How long a replica trusts a cached key lookup: the bound on revocation across replicas. */
+export const KEY_CACHE_MS = 2000;
 
 function presentedSecret(headers: IncomingHttpHeaders): string {
   const apiKey = headers['x-api-key'];
@@ -59,7 +60,7 @@ export class Authenticator {
         key && key.revokedAt === null
           ? { keyId: key.id, projectId: key.projectId, scopes: key.scopes }
           : undefined;
-      entry = { caller, expiresMs: now + CACHE_MS };
+      entry = { caller, expiresMs: now + KEY_CACHE_MS };
       if (this.cache.size > 10_000) this.cache.clear();
       this.cache.set(hash, entry);
     }
