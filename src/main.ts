@@ -12,6 +12,7 @@ import { ConfigError, loadConfig } from './config/load.js';
 import { type Config, SCOPES } from './config/schema.js';
 import { newId } from './lib/ids.js';
 import { createLogger } from './lib/logger.js';
+import { packageVersion } from './lib/package-version.js';
 import { hashSecret, newKeySecret } from './lib/secrets.js';
 import { startConfiguredTracing } from './observability/configured-tracing.js';
 import { traceFields } from './observability/log-fields.js';
@@ -43,13 +44,65 @@ async function withStore<T>(
   }
 }
 
-async function serve(option: string | undefined): Promise<void> {
+function serveConfig(option: string | undefined, port: string | undefined): Config {
   const config = load(option);
+  if (port !== undefined) {
+    const value = Number(port);
+    if (!Number.isInteger(value) || value < 0 || value > 65535)
+      throw new Error(`--port: expected a port number (0-65535), got ${JSON.stringify(port)}`);
+    config.listen.port = value;
+  }
+  return config;
+}
+
+async function serve(option: string | undefined, port: string | undefined): Promise<void> {
+  const config = serveConfig(option, port);
   const tracing = await startConfiguredTracing(config);
   const logger = createLogger(config.logging.level, undefined, tracing ? traceFields : undefined);
-  const gateway = await startGateway({ config, environment: process.env, logger, tracing: !!tracing });
+  const start = (current: Config) =>
+    startGateway({ config: current, environment: process.env, logger, tracing: !!tracing });
+  let gateway = await start(config);
   process.stderr.write(banner(gateway.url, config, gateway.quickstartSecret !== undefined));
   let stopping = false;
+  let reloading: Promise<void> | undefined;
+  // SIGHUP: a graceful restart inside the process. The new configuration is validated first (a bad
+  // one is logged and the running gateway keeps serving); then the listener stops accepting,
+  // in-flight calls drain (bounded), and the gateway starts again with the new connections, models
+  // and keys. The process never exits on SIGHUP; behind a load balancer the other replicas carry
+  // the traffic for the short restart (docs/operations.md).
+  const reload = async () => {
+    let next: Config;
+    try {
+      next = serveConfig(option, port);
+    } catch (error) {
+      logger.error({ err: error }, 'SIGHUP: the configuration is invalid; keeping the running one');
+      return;
+    }
+    logger.info('SIGHUP: reloading (draining in-flight requests, then restarting)');
+    await gateway.close();
+    try {
+      gateway = await start(next);
+    } catch (error) {
+      logger.error(
+        { err: error },
+        'SIGHUP: the new configuration did not start; restarting the previous one',
+      );
+      gateway = await start(config);
+      return;
+    }
+    process.stderr.write(banner(gateway.url, next, gateway.quickstartSecret !== undefined));
+  };
+  process.on('SIGHUP', () => {
+    if (stopping || reloading) return;
+    reloading = reload()
+      .catch((error: unknown) => {
+        logger.fatal({ err: error }, 'SIGHUP: could not restart the gateway');
+        process.exit(1);
+      })
+      .finally(() => {
+        reloading = undefined;
+      });
+  });
   const stop = (signal: string) => {
     if (stopping) {
       // A second Ctrl-C or SIGTERM means "now": open attempts are left to the ledger's reaper.
@@ -58,8 +111,8 @@ async function serve(option: string | undefined): Promise<void> {
     }
     stopping = true;
     logger.info({ signal }, 'shutting down: draining in-flight requests');
-    gateway
-      .close()
+    Promise.resolve(reloading)
+      .then(() => gateway.close())
       .then(() => tracing?.shutdown())
       .then(
         () => process.exit(0),
@@ -92,6 +145,7 @@ function banner(url: string, config: Config, quickstartUsable: boolean): string 
 
 const program = new Command('svc-gateway')
   .description('LLM gateway with run governance')
+  .version(packageVersion(), '-V, --version', 'print the version')
   .showHelpAfterError();
 const configOption = [
   '-c, --config <file>',
@@ -102,8 +156,9 @@ program
   .command('serve')
   .description('start the gateway')
   .option(...configOption)
-  .action(async (options: { config?: string }) => {
-    await serve(options.config);
+  .option('-p, --port <port>', 'listen on this port (overrides listen.port and SVC_LISTEN__PORT)')
+  .action(async (options: { config?: string; port?: string }) => {
+    await serve(options.config, options.port);
   });
 
 program

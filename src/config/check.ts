@@ -23,6 +23,7 @@ export function checkConfigSemantics(config: Config, environment: NodeJS.Process
     ...checkEndpoints(config),
     ...checkResourceDefaults(config),
     ...checkListen(config),
+    ...checkObjects(config),
   ];
 }
 
@@ -30,6 +31,33 @@ export function checkConfigSemantics(config: Config, environment: NodeJS.Process
 function checkListen(config: Config): string[] {
   const { headers_ms, request_ms } = config.listen.timeouts;
   return headers_ms > request_ms ? ['/listen/timeouts/headers_ms: must not exceed request_ms'] : [];
+}
+
+/** The placeholder a connection's base_url may start with: the in-process simulator's URL. */
+export const SIMULATOR_PLACEHOLDER = '${simulator}';
+
+/** The configuration with `${simulator}` replaced by the running simulator's URL. */
+export function withSimulatorUrl(config: Config, simulatorUrl: string): Config {
+  return {
+    ...config,
+    connections: config.connections.map((connection) => ({
+      ...connection,
+      base_url: connection.base_url.replace(SIMULATOR_PLACEHOLDER, simulatorUrl),
+    })),
+  };
+}
+
+function checkObjects(config: Config): string[] {
+  const { kind, s3 } = config.objects;
+  const problems: string[] = [];
+  if (kind === 's3' && !s3) problems.push('/objects/s3: required when objects.kind is s3');
+  config.connections.forEach((connection, index) => {
+    if (connection.base_url.startsWith(SIMULATOR_PLACEHOLDER) && !config.simulator?.enabled)
+      problems.push(`/connections/${index}/base_url: ${SIMULATOR_PLACEHOLDER} needs simulator.enabled: true`);
+  });
+  if (s3 && (s3.access_key_id_env === undefined) !== (s3.secret_access_key_env === undefined))
+    problems.push('/objects/s3: set both access_key_id_env and secret_access_key_env, or neither');
+  return problems;
 }
 
 function duplicates(values: string[]): string[] {

@@ -6,6 +6,7 @@ import { readFileSync } from 'node:fs';
 import { Ajv } from 'ajv';
 import { parseDocument } from 'yaml';
 import { checkConfigSemantics } from './check.js';
+import { type AppliedOverride, applyEnvironmentOverrides } from './environment-overrides.js';
 import { type Config, ConfigSchema } from './schema.js';
 
 export class ConfigError extends Error {
@@ -57,7 +58,28 @@ export function loadConfig(file: string, environment: NodeJS.ProcessEnv): Config
       document.errors.map((error) => `YAML: ${error.message.split('\n')[0]}`),
     );
   }
-  return parseConfig(document.toJS() ?? {}, file, environment);
+  const raw = (document.toJS() ?? {}) as Record<string, unknown>;
+  let overrides: AppliedOverride[];
+  try {
+    overrides = applyEnvironmentOverrides(raw, environment, Object.keys(ConfigSchema.properties));
+  } catch (error) {
+    throw new ConfigError(file, [(error as Error).message]);
+  }
+  try {
+    return parseConfig(raw, file, environment);
+  } catch (error) {
+    if (!(error instanceof ConfigError) || overrides.length === 0) throw error;
+    // A problem under an overridden field names the variable it came from.
+    const source = (problem: string) =>
+      overrides.find((override) => problem === override.path || problem.startsWith(`${override.path}`));
+    throw new ConfigError(
+      file,
+      error.problems.map((problem) => {
+        const override = source(problem);
+        return override ? `${problem} (set by ${override.variable})` : problem;
+      }),
+    );
+  }
 }
 
 function dedupe(lines: string[]): string[] {

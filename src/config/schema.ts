@@ -110,7 +110,8 @@ const ConnectionSchema = T.Object(
   {
     name: T.String({ pattern: '^[a-z0-9][a-z0-9._-]{0,63}$' }),
     profile: T.String(),
-    base_url: T.String({ pattern: '^https?://' }),
+    /** `${simulator}` stands for the in-process simulator's URL (quick start), e.g. `${simulator}/v1`. */
+    base_url: T.String({ pattern: '^(https?://|\\$\\{simulator\\})' }),
     auth: AuthSchema,
     timeouts: T.Object(
       {
@@ -152,6 +153,29 @@ const ModelSchema = T.Object(
         { additionalProperties: false },
       ),
       { minItems: 1 },
+    ),
+  },
+  { additionalProperties: false },
+);
+
+/** objects.s3: an S3-compatible bucket; credentials come from the named environment variables. */
+const S3Schema = T.Object(
+  {
+    bucket: T.String({ minLength: 3, maxLength: 63 }),
+    /** e.g. http://minio:9000; absent: AWS S3 of the region. */
+    endpoint: T.Optional(T.String({ pattern: '^https?://' })),
+    region: T.String({ minLength: 1, default: 'us-east-1' }),
+    prefix: T.String({ pattern: '^([A-Za-z0-9_.-]+/)*$', default: '' }),
+    force_path_style: T.Boolean({ default: false }),
+    access_key_id_env: T.Optional(EnvName),
+    secret_access_key_env: T.Optional(EnvName),
+    session_token_env: T.Optional(EnvName),
+    part_size_bytes: T.Integer({ minimum: 5 * 1024 * 1024, default: 8 * 1024 * 1024 }),
+    checksum_algorithm: T.Union(
+      [T.Literal('CRC32'), T.Literal('CRC32C'), T.Literal('SHA1'), T.Literal('SHA256')],
+      {
+        default: 'CRC32',
+      },
     ),
   },
   { additionalProperties: false },
@@ -201,6 +225,9 @@ export const ConfigSchema = T.Object(
     data_dir: T.String({ default: 'data' }),
     objects: T.Object(
       {
+        /** local: a folder (objects.path); s3: an S3-compatible bucket shared by every replica. */
+        kind: T.Union([T.Literal('local'), T.Literal('s3')], { default: 'local' }),
+        s3: T.Optional(S3Schema),
         path: T.Optional(T.String()),
         sealing_key_env: T.Optional(EnvName),
         /** Quick start only: a key file created (0600) on first start; production uses sealing_key_env. */
@@ -208,6 +235,15 @@ export const ConfigSchema = T.Object(
         max_upload_bytes: T.Integer({ minimum: 1, default: 100 * 1024 * 1024 }),
         sweep_interval_seconds: T.Integer({ minimum: 1, default: 600 }),
         orphan_grace_seconds: T.Integer({ minimum: 60, default: 3600 }),
+      },
+      { additionalProperties: false, default: {} },
+    ),
+    /** Where token buckets live: the store (shared by every replica on it) or Redis (optional). */
+    rate_limits: T.Object(
+      {
+        kind: T.Union([T.Literal('store'), T.Literal('redis')], { default: 'store' }),
+        redis_url_env: T.String({ pattern: '^[A-Z_][A-Z0-9_]*$', default: 'SVC_REDIS_URL' }),
+        redis_key_prefix: T.String({ default: 'svc:rl:' }),
       },
       { additionalProperties: false, default: {} },
     ),

@@ -1,14 +1,11 @@
 /**
  * Governance rate limits: a token bucket per (Project, Gateway Key), sized by the Project's
- * configuration. Buckets live in this process: with N replicas the effective limit is N times the
- * configured rate (a rate limit may be approximate; budgets never are, and never live here).
+ * configuration, on the shared limiter (limits/limiter.ts): every replica on one store (or one
+ * Redis) takes from the same bucket, so N replicas allow the configured rate, not N times it.
  */
-import type { Clock } from '../lib/clock.js';
 
-interface Bucket {
-  tokens: number;
-  updatedMs: number;
-}
+import type { Clock } from '../lib/clock.js';
+import type { Limiter, BucketSize as LimiterBucketSize } from '../limits/limiter.js';
 
 export interface BucketSize {
   requestsPerSecond: number;
@@ -16,23 +13,15 @@ export interface BucketSize {
 }
 
 export class RateLimiter {
-  private readonly buckets = new Map<string, Bucket>();
-  constructor(private readonly clock: Clock) {}
+  constructor(
+    private readonly limiter: Limiter,
+    private readonly clock: Clock,
+  ) {}
 
-  /** Takes one token; returns 0 when allowed, else the whole seconds to wait before retrying. */
-  take(bucketKey: string, size: BucketSize): number {
-    const now = this.clock.now();
-    const bucket = this.buckets.get(bucketKey) ?? { tokens: size.burst, updatedMs: now };
-    bucket.tokens = Math.min(
-      size.burst,
-      bucket.tokens + ((now - bucket.updatedMs) / 1000) * size.requestsPerSecond,
-    );
-    bucket.updatedMs = now;
-    this.buckets.set(bucketKey, bucket);
-    if (bucket.tokens >= 1) {
-      bucket.tokens -= 1;
-      return 0;
-    }
-    return Math.max(1, Math.ceil((1 - bucket.tokens) / size.requestsPerSecond));
+  /** Takes one token; resolves 0 when allowed, else the whole seconds to wait before retrying. */
+  async take(bucketKey: string, size: BucketSize): Promise<number> {
+    const bucket: LimiterBucketSize = { ratePerSecond: size.requestsPerSecond, burst: size.burst };
+    const { allowed, waitMs } = await this.limiter.take(`gov:${bucketKey}`, 1, bucket, this.clock.now());
+    return allowed ? 0 : Math.max(1, Math.ceil(waitMs / 1000));
   }
 }

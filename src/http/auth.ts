@@ -11,7 +11,8 @@ import { hashSecret, KEY_SECRET_PATTERN } from '../lib/secrets.js';
 import { noteCaller } from '../observability/request-scope.js';
 import type { Store } from '../store/port.js';
 
-const CACHE_MS = 2000;
+/** How long a replica trusts a cached key lookup: the bound on revocation across replicas. */
+export const KEY_CACHE_MS = 2000;
 
 function presentedSecret(headers: IncomingHttpHeaders): string {
   const apiKey = headers['x-api-key'];
@@ -62,7 +63,7 @@ export class Authenticator {
         lookup = this.lookup(hash).finally(() => this.lookups.delete(hash));
         this.lookups.set(hash, lookup);
       }
-      entry = { caller: await lookup, expiresMs: now + CACHE_MS };
+      entry = { caller: await lookup, expiresMs: now + KEY_CACHE_MS };
       if (this.cache.size > 10_000) this.cache.clear();
       this.cache.set(hash, entry);
     }

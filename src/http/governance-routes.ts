@@ -24,7 +24,7 @@ export function registerGovernanceRoutes(app: FastifyInstance, deps: GovernanceR
   async function guard(request: FastifyRequest, scope: string): Promise<Caller> {
     const caller = await deps.authenticator.authenticate(request.headers);
     const limits = deps.governance.project(caller.projectId).rate_limit;
-    const wait = deps.rateLimiter.take(`${caller.projectId}/${caller.keyId}`, {
+    const wait = await deps.rateLimiter.take(`${caller.projectId}/${caller.keyId}`, {
       requestsPerSecond: limits.requests_per_second,
       burst: limits.burst,
     });

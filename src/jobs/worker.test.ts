@@ -89,4 +89,40 @@ describe('JobWorker', () => {
     // Stopped mid-job: nothing recorded, the job stays pending for the next owner.
     expect((await store.jobs.get('batch:batch_long'))?.state).toBe('pending');
   });
+
+  it('runs a sweep once per interval across several workers on one store (a leased job, not a timer each)', async () => {
+    let passes = 0;
+    const sweep = {
+      name: 'objects',
+      intervalMs: 1000,
+      run: async () => {
+        passes += 1;
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      },
+    };
+    const replicas = [1, 2, 3].map(() => {
+      const created = new JobWorker(
+        store.jobs,
+        { batch: async () => ({ kind: 'done' }), response: async () => ({ kind: 'done' }) },
+        clock,
+        logger,
+        { ...settings, reclaimOnStart: false },
+        [sweep],
+      );
+      workers.push(created);
+      return created;
+    });
+    for (const replica of replicas) await replica.start();
+    await new Promise((resolve) => setTimeout(resolve, 60));
+    expect(passes).toBe(0); // the first pass is one interval after the first start
+    clock.advance(1000);
+    await until(() => passes === 1);
+    await new Promise((resolve) => setTimeout(resolve, 80));
+    expect(passes).toBe(1);
+    clock.advance(1000);
+    await until(() => passes === 2);
+    await new Promise((resolve) => setTimeout(resolve, 80));
+    expect(passes).toBe(2);
+    expect((await store.jobs.get('sweep:objects'))?.state).toBe('pending');
+  });
 });

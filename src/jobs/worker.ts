@@ -8,6 +8,10 @@
  *   claim while fewer than `concurrency` jobs run -> handler(job, signal) -> done | retry at T
  *   a handler that throws is retried with backoff (attempts x poll interval, at most 60 s).
  * Every time decision reads the injected clock; only the tick itself uses real timers.
+ *
+ * Sweeps (expired batches, reaped responses, orphaned objects) are recurring jobs of kind `sweep`,
+ * one per name, enqueued by every replica at start (a no-op when the job exists) and claimed with
+ * a lease like any job: one replica runs each pass, which reschedules itself `intervalMs` later.
  */
 import type { Logger } from 'pino';
 import type { Clock } from '../lib/clock.js';
@@ -32,22 +36,24 @@ export interface WorkerSettings {
 }
 
 export interface Sweep {
+  /** The sweep job's resource id (stable across replicas and releases). */
   name: string;
   intervalMs: number;
   run(): Promise<void>;
 }
 
+export type JobHandlers = Record<Exclude<JobKind, 'sweep'>, JobHandler>;
+
 export class JobWorker {
   readonly owner = `worker_${randomBase32(16)}`;
   private timer: NodeJS.Timeout | undefined;
-  private readonly sweepTimers: NodeJS.Timeout[] = [];
   private readonly running = new Map<string, { promise: Promise<void>; abort: AbortController }>();
   private stopped = true;
   private ticking = false;
 
   constructor(
     private readonly jobs: JobsRepository,
-    private readonly handlers: Record<JobKind, JobHandler>,
+    private readonly handlers: JobHandlers,
     private readonly clock: Clock,
     private readonly logger: Logger,
     private readonly settings: WorkerSettings,
@@ -61,24 +67,16 @@ export class JobWorker {
       const released = await this.jobs.releaseForeignLeases(this.owner);
       if (released > 0) this.logger.warn({ released }, 'resuming jobs left by a previous process');
     }
+    const now = this.clock.now();
+    for (const sweep of this.sweeps)
+      await this.jobs.enqueue({ kind: 'sweep', resourceId: sweep.name, runAfter: now + sweep.intervalMs });
     this.schedule(0);
-    for (const sweep of this.sweeps) {
-      const timer = setInterval(() => {
-        if (this.stopped) return;
-        sweep
-          .run()
-          .catch((error: unknown) => this.logger.warn({ err: error, sweep: sweep.name }, 'sweep failed'));
-      }, sweep.intervalMs);
-      timer.unref();
-      this.sweepTimers.push(timer);
-    }
   }
 
   /** Stops claiming, aborts running handlers and waits for them to return. */
   async stop(): Promise<void> {
     this.stopped = true;
     if (this.timer) clearTimeout(this.timer);
-    for (const timer of this.sweepTimers.splice(0)) clearInterval(timer);
     for (const { abort } of this.running.values()) abort.abort();
     await Promise.allSettled([...this.running.values()].map((entry) => entry.promise));
   }
@@ -131,7 +129,10 @@ export class JobWorker {
     renewal.unref();
     let outcome: JobOutcome;
     try {
-      outcome = await this.handlers[job.kind](job, { signal: abort.signal });
+      outcome =
+        job.kind === 'sweep'
+          ? await this.runSweep(job)
+          : await this.handlers[job.kind](job, { signal: abort.signal });
     } catch (error) {
       const backoff = Math.min(60_000, job.attempts * this.settings.pollIntervalMs);
       this.logger.warn({ err: error, job: job.id, attempts: job.attempts }, 'job failed; it will be retried');
@@ -158,5 +159,14 @@ export class JobWorker {
     }
     // Something finished: look for more work without waiting for the next tick.
     if (!this.stopped) setImmediate(() => void this.tick());
+  }
+
+  /** One pass of a sweep, then the same job again one interval later. */
+  private async runSweep(job: JobRecord): Promise<JobOutcome> {
+    const sweep = this.sweeps.find((candidate) => candidate.name === job.resourceId);
+    // A sweep this replica does not know (an older or newer release): leave it to one that does.
+    if (!sweep) return { kind: 'retry', afterMs: 60_000 };
+    await sweep.run();
+    return { kind: 'retry', afterMs: sweep.intervalMs };
   }
 }

@@ -7,33 +7,22 @@
  * Project isolation is by path (ids and keys are checked against a strict pattern, so no `..` or
  * separator can escape the Project's folder) and, for sealed objects, by the authenticated data.
  */
-import { createHash } from 'node:crypto';
 import type { Dirent } from 'node:fs';
 import { type FileHandle, mkdir, open, readdir, readFile, rename, rm, stat } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { Readable } from 'node:stream';
 import { randomBase32 } from '../lib/ids.js';
-import {
-  type ObjectStore,
-  ObjectTooLargeError,
-  type PutOptions,
-  type PutResult,
-  type StoredObject,
-} from './port.js';
-import { framingOf, HEADER_BYTES, openSealed, plainHeader, startSealing } from './sealing.js';
+import { framedBody } from './framed-body.js';
+import { illegalName, KEY_PATTERN, PROJECT_PATTERN, sealingRequired, validName } from './object-names.js';
+import type { ObjectStore, PutOptions, PutResult, StoredObject } from './port.js';
+import { framingOf, HEADER_BYTES, openSealed } from './sealing.js';
 
-const PROJECT_PATTERN = /^[A-Za-z0-9_-]{1,128}$/;
-const KEY_PATTERN = /^[A-Za-z0-9_-][A-Za-z0-9_.-]{0,199}$/;
 const PARTS = '.tmp';
 
 export interface LocalFolderOptions {
   root: string;
   /** 32-byte AES-256-GCM key; without it sealed puts are refused. */
   sealingKey?: Buffer;
-}
-
-function validName(projectId: string, key: string): boolean {
-  return PROJECT_PATTERN.test(projectId) && KEY_PATTERN.test(key);
 }
 
 async function writeAll(handle: FileHandle, data: Buffer): Promise<void> {
@@ -54,10 +43,6 @@ async function syncFolder(path: string): Promise<void> {
   }
 }
 
-function chunksOf(body: Readable | Buffer): AsyncIterable<Buffer> | Buffer[] {
-  return Buffer.isBuffer(body) ? [body] : (body as AsyncIterable<Buffer>);
-}
-
 export class LocalFolderObjectStore implements ObjectStore {
   private readonly root: string;
   private readonly sealingKey: Buffer | undefined;
@@ -68,11 +53,7 @@ export class LocalFolderObjectStore implements ObjectStore {
   }
 
   requireSealing(feature: string): void {
-    if (!this.sealingKey) {
-      throw new Error(
-        `${feature} keeps sealed objects: set objects.sealing_key_env to an environment variable holding a 32-byte key`,
-      );
-    }
+    if (!this.sealingKey) throw sealingRequired(feature);
   }
 
   private pathOf(projectId: string, key: string): string {
@@ -85,8 +66,7 @@ export class LocalFolderObjectStore implements ObjectStore {
     body: Readable | Buffer,
     options: PutOptions,
   ): Promise<PutResult> {
-    if (!validName(projectId, key))
-      throw new Error(`object store: illegal project or key ${JSON.stringify(`${projectId}/${key}`)}`);
+    if (!validName(projectId, key)) throw illegalName(projectId, key);
     if (options.sealed) this.requireSealing('a sealed object');
     const partsFolder = join(this.root, PARTS);
     await mkdir(partsFolder, { recursive: true });
@@ -94,20 +74,8 @@ export class LocalFolderObjectStore implements ObjectStore {
     const handle = await open(part, 'wx', 0o600);
     let handleOpen = true;
     try {
-      const sealing = options.sealed ? startSealing(this.sealingKey!, projectId, key) : undefined;
-      await writeAll(handle, sealing ? sealing.header : plainHeader());
-      const hash = createHash('sha256');
-      let bytes = 0;
-      for await (const chunk of chunksOf(body)) {
-        const data = Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk as Uint8Array);
-        bytes += data.length;
-        if (options.maxBytes !== undefined && bytes > options.maxBytes)
-          throw new ObjectTooLargeError(options.maxBytes);
-        hash.update(data);
-        await writeAll(handle, sealing ? sealing.cipher.update(data) : data);
-      }
-      if (sealing)
-        await writeAll(handle, Buffer.concat([sealing.cipher.final(), sealing.cipher.getAuthTag()]));
+      const framed = framedBody(body, options, { sealingKey: this.sealingKey, projectId, key });
+      for await (const chunk of framed.chunks) await writeAll(handle, chunk);
       await handle.sync();
       handleOpen = false;
       await handle.close();
@@ -116,7 +84,7 @@ export class LocalFolderObjectStore implements ObjectStore {
       if (created !== undefined) await syncFolder(this.root);
       await rename(part, finalPath);
       await syncFolder(dirname(finalPath));
-      return { bytes, sha256: hash.digest('hex') };
+      return framed.result();
     } catch (error) {
       if (handleOpen) await handle.close().catch(() => undefined);
       await rm(part, { force: true });

@@ -19,15 +19,16 @@ import { MessagesService } from '../gateway/messages/messages-service.js';
 import { RateLimiter } from '../governance/rate-limit.js';
 import { GovernanceService } from '../governance/service.js';
 import { Authenticator } from '../http/auth.js';
-import { JobWorker } from '../jobs/worker.js';
+import { JobWorker, type Sweep } from '../jobs/worker.js';
 import { type AttemptObserver, noAttemptObserver } from '../ledger/attempt-observer.js';
 import { AttemptRunner } from '../ledger/attempt-runner.js';
 import { Ledger } from '../ledger/ledger.js';
 import type { Clock } from '../lib/clock.js';
+import type { Limiter } from '../limits/limiter.js';
 import { LocalFolderObjectStore } from '../objects/local-folder.js';
 import { objectsFolder } from '../objects/open-objects.js';
 import type { ObjectStore } from '../objects/port.js';
-import type { ObjectOwner } from '../objects/sweep.js';
+import { type ObjectOwner, sweepObjects } from '../objects/sweep.js';
 import type { Observability } from '../observability/observability.js';
 import type { Store } from '../store/port.js';
 
@@ -42,6 +43,8 @@ export interface AppDeps {
   objects?: ObjectStore;
   /** Metrics, tracing and the attempt observer; default: none (noAttemptObserver). */
   observability?: Observability;
+  /** Shared token buckets; default: the store's (limits/limiter.ts). */
+  limiter?: Limiter;
 }
 
 export interface Services {
@@ -78,6 +81,27 @@ export function composeLedger(
   );
 }
 
+/**
+ * Expired files and orphaned objects (objects/sweep.ts), as one recurring job in the store, so one
+ * replica runs each pass (jobs/worker.ts).
+ */
+function objectSweep(deps: AppDeps & { objects: ObjectStore }): Sweep {
+  return {
+    name: 'objects',
+    intervalMs: deps.config.objects.sweep_interval_seconds * 1000,
+    run: async () => {
+      const result = await sweepObjects({
+        objects: deps.objects,
+        owners: objectOwners(deps),
+        nowMs: deps.clock.now(),
+        graceMs: deps.config.objects.orphan_grace_seconds * 1000,
+      });
+      if (result.staleParts + result.expired + result.orphans > 0)
+        deps.logger.info({ ...result }, 'object sweep removed objects');
+    },
+  };
+}
+
 export function composeServices(appDeps: AppDeps): Services {
   const base = {
     ...appDeps,
@@ -108,11 +132,12 @@ export function composeServices(appDeps: AppDeps): Services {
     },
     [
       {
-        name: 'deferred responses',
+        name: 'responses',
         intervalMs: jobs.sweep_interval_ms,
         run: async () => void (await responses.sweep()),
       },
       { name: 'batches', intervalMs: jobs.sweep_interval_ms, run: async () => void (await batches.sweep()) },
+      objectSweep(deps),
     ],
   );
   return {
@@ -123,7 +148,7 @@ export function composeServices(appDeps: AppDeps): Services {
       config,
       pendingFor: (runId) => ledger.pendingFor(runId),
     }),
-    rateLimiter: new RateLimiter(clock),
+    rateLimiter: new RateLimiter(appDeps.limiter ?? store.rateBuckets, clock),
     messages: new MessagesService({ config, upstreams, runner }),
     countTokens: new CountTokensService(upstreams, runner),
     files: new FilesService({ config, store, objects: deps.objects, upstreams, clock }),

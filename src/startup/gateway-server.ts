@@ -11,18 +11,19 @@
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import { buildApp } from '../app.js';
+import { withSimulatorUrl } from '../config/check.js';
 import type { Config } from '../config/schema.js';
 import { buildUpstreams } from '../gateway/connections.js';
 import { type Clock, systemClock } from '../lib/clock.js';
 import { openObjectStore } from '../objects/open-objects.js';
-import { type Sweeper, startObjectSweeper } from '../objects/sweeper.js';
 import { type MetricsListener, startMetricsListener } from '../observability/metrics-routes.js';
 import { createObservability } from '../observability/observability.js';
 import { instrumentStore } from '../observability/store-instrumentation.js';
 import { startSimulator } from '../simulator/server.js';
 import type { Store } from '../store/port.js';
 import { bootstrapStore, ensureQuickstartKey, QUICKSTART_KEY_ID } from './bootstrap.js';
-import { composeLedger, objectOwners } from './compose.js';
+import { composeLedger } from './compose.js';
+import { type OpenedLimiter, openLimiter } from './open-limiter.js';
 import { openStore } from './open-store.js';
 
 export interface RunningGateway {
@@ -48,13 +49,14 @@ export interface StartOptions {
 }
 
 export async function startGateway(options: StartOptions): Promise<RunningGateway> {
-  const { config, environment, logger } = options;
+  const { environment, logger } = options;
   const clock = options.clock ?? systemClock;
-  const objects = openObjectStore(config, environment);
-  let sweeper: Sweeper | undefined;
-  const simulator = config.simulator?.enabled
-    ? await startSimulator({ port: config.simulator.port })
+  const objects = openObjectStore(options.config, environment);
+  let limits: OpenedLimiter | undefined;
+  const simulator = options.config.simulator?.enabled
+    ? await startSimulator({ port: options.config.simulator.port })
     : undefined;
+  const config = simulator ? withSimulatorUrl(options.config, simulator.url) : options.config;
   const observability = createObservability({
     metrics: config.metrics.enabled,
     tracing: options.tracing ?? false,
@@ -73,19 +75,22 @@ export async function startGateway(options: StartOptions): Promise<RunningGatewa
     if (quickstart?.problem) logger.warn({ key: QUICKSTART_KEY_ID }, quickstart.problem);
     const quickstartSecret = quickstart?.secret;
     await ledger.startReaper(store.kind === 'sqlite');
-    const app = await buildApp({ config, store, clock, logger, upstreams, ledger, objects, observability });
+    limits = await openLimiter(config, environment, store, logger);
+    const app = await buildApp({
+      config,
+      store,
+      clock,
+      logger,
+      upstreams,
+      ledger,
+      objects,
+      observability,
+      limiter: limits.limiter,
+    });
     if (observability.metrics && config.metrics.listen) {
       metricsListener = await startMetricsListener(observability.metrics, config.metrics.listen);
       logger.info({ url: `${metricsListener.url}/metrics` }, 'metrics listening');
     }
-    sweeper = startObjectSweeper({
-      objects,
-      owners: objectOwners({ config, store, objects, upstreams, clock }),
-      clock,
-      logger,
-      intervalMs: config.objects.sweep_interval_seconds * 1000,
-      graceMs: config.objects.orphan_grace_seconds * 1000,
-    });
     const url = await app.listen({ host: config.listen.host, port: config.listen.port });
     logger.info({ url, store: store.kind }, 'gateway listening');
     let closing: Promise<void> | undefined;
@@ -109,9 +114,9 @@ export async function startGateway(options: StartOptions): Promise<RunningGatewa
           } finally {
             clearTimeout(deadline);
           }
-          sweeper?.stop();
           ledger.stopReaper();
           await metricsListener?.close();
+          await limits?.close();
           await upstreams.close();
           await simulator?.close();
           await store.close();
@@ -120,9 +125,9 @@ export async function startGateway(options: StartOptions): Promise<RunningGatewa
       },
     };
   } catch (error) {
-    sweeper?.stop();
     await metricsListener?.close();
     ledger.stopReaper();
+    await limits?.close();
     await upstreams.close();
     await simulator?.close();
     await store.close();

@@ -9,7 +9,8 @@
  * the same work twice is a no-op.
  */
 
-export type JobKind = 'batch' | 'response';
+/** `sweep`: a recurring maintenance pass (resourceId = its name), run by one replica at a time. */
+export type JobKind = 'batch' | 'response' | 'sweep';
 
 export interface JobRecord {
   id: string;

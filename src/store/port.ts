@@ -11,6 +11,7 @@
  */
 
 import type { SettlementOutcome } from '../ledger/attempt-observer.js';
+import type { Limiter } from '../limits/limiter.js';
 import type { BatchesRepository } from './batches-port.js';
 import type { DeferredResponsesRepository } from './deferred-responses-port.js';
 import type { FilesRepository } from './files-port.js';
@@ -244,6 +245,8 @@ export interface Store {
   readonly batches: BatchesRepository;
   /** Deferred responses (deferred-responses-port.ts). */
   readonly deferredResponses: DeferredResponsesRepository;
+  /** Token buckets shared by every replica on this store (limits/limiter.ts). */
+  readonly rateBuckets: Limiter;
   migrate(): Promise<void>;
   /** Resolves when the store answers a trivial query; rejects with StoreUnavailableError otherwise. */
   ping(): Promise<void>;

@@ -32,7 +32,11 @@ function sweep(world: ResourceGateway, nowMs: number) {
 describe('file TTL and sweep', () => {
   it('treats a file past its 30 days as gone and sweeps its upstream copy, content and record', async () => {
     const clock = new ManualClock(Date.now());
-    const world = await startResourceGateway({ clock });
+    // The gateway's own object sweep (a recurring job) must not run first when the clock jumps 30 days.
+    const world = await startResourceGateway({
+      clock,
+      config: { objects: { sweep_interval_seconds: 365 * DAY } },
+    });
     try {
       const key = await world.gateway.key('prj_a', ['inference']);
       const client = world.client(key, { 'Svc-Route': 'sim-chat' });

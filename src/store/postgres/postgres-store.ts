@@ -55,6 +55,7 @@ import { reserveBatch, settleBatch } from './ledger-batch.js';
 import { migrate } from './migrate.js';
 import { createPool, DEFAULT_CONNECT_TIMEOUT_MS, type PostgresOptions } from './pool.js';
 import { PoolGate, type SlotResult, storeBusy } from './pool-gate.js';
+import { PostgresRateBuckets } from './rate-buckets.js';
 
 export type { PostgresOptions } from './pool.js';
 
@@ -104,6 +105,7 @@ export class PostgresStore implements Store {
   readonly jobs: PostgresJobs;
   readonly batches: PostgresBatches;
   readonly deferredResponses: PostgresDeferredResponses;
+  readonly rateBuckets: PostgresRateBuckets;
 
   constructor(options: PostgresOptions) {
     this.options = options;
@@ -148,6 +150,7 @@ export class PostgresStore implements Store {
     this.jobs = new PostgresJobs((work) => this.transaction(work));
     this.batches = new PostgresBatches((work) => this.transaction(work));
     this.deferredResponses = new PostgresDeferredResponses((work) => this.transaction(work));
+    this.rateBuckets = new PostgresRateBuckets((work) => this.transaction(work));
   }
 
   /**

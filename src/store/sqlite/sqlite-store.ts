@@ -46,6 +46,7 @@ import { SqliteFilesRepository } from './files.js';
 import { SqliteJobs } from './jobs.js';
 import { SQLITE_MIGRATIONS } from './migrations.js';
 import { acquireProcessLock, type ProcessLock } from './process-lock.js';
+import { SqliteRateBuckets } from './rate-buckets.js';
 
 export interface SqliteOptions {
   path: string;
@@ -79,6 +80,7 @@ export class SqliteStore implements Store {
   readonly jobs: SqliteJobs;
   readonly batches: SqliteBatches;
   readonly deferredResponses: SqliteDeferredResponses;
+  readonly rateBuckets: SqliteRateBuckets;
 
   constructor(options: SqliteOptions) {
     if (options.path !== ':memory:') {
@@ -111,6 +113,7 @@ export class SqliteStore implements Store {
     this.jobs = new SqliteJobs(this.db, (work) => this.transaction(work));
     this.batches = new SqliteBatches(this.db, (work) => this.transaction(work));
     this.deferredResponses = new SqliteDeferredResponses(this.db, (work) => this.transaction(work));
+    this.rateBuckets = new SqliteRateBuckets(this.db, (work) => this.transaction(work));
   }
 
   private sql(text: string): Database.Statement {

@@ -1,0 +1,39 @@
+/** Picks the limiter the configuration names: the store's buckets (default) or Redis. */
+import type { Logger } from 'pino';
+import type { Config } from '../config/schema.js';
+import type { Limiter } from '../limits/limiter.js';
+import type { Store } from '../store/port.js';
+
+export interface OpenedLimiter {
+  limiter: Limiter;
+  close(): Promise<void>;
+}
+
+export async function openLimiter(
+  config: Config,
+  environment: NodeJS.ProcessEnv,
+  store: Store,
+  logger: Logger,
+): Promise<OpenedLimiter> {
+  const settings = config.rate_limits;
+  switch (settings.kind) {
+    case 'store':
+      return { limiter: store.rateBuckets, close: async () => undefined };
+    case 'redis': {
+      const url = environment[settings.redis_url_env];
+      if (!url) throw new Error(`rate_limits: environment variable ${settings.redis_url_env} is not set`);
+      // Loaded only when configured: Redis is optional.
+      const { RedisLimiter } = await import('../limits/redis-limiter.js');
+      const redis = new RedisLimiter({ url, keyPrefix: settings.redis_key_prefix, logger });
+      // Connecting is not awaited: an unreachable Redis must not stop the gateway (memory fallback).
+      redis
+        .connect()
+        .catch((error: unknown) => logger.warn({ err: error }, 'redis limiter: first connection failed'));
+      return { limiter: redis, close: () => redis.close() };
+    }
+    default: {
+      const never: never = settings.kind;
+      throw new Error(`unknown rate limit store ${String(never)}`);
+    }
+  }
+}

@@ -1,0 +1,226 @@
+/**
+ * Configuration for deployments: environment overrides (SVC_LISTEN__PORT...), `--version`,
+ * `serve --port`, the `${simulator}` base_url, and SIGHUP as a graceful in-process restart that
+ * reloads models without dropping an in-flight call or ending the process (a real process).
+ */
+import { execFile } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { stringify } from 'yaml';
+import { ConfigError, loadConfig } from '../../src/config/load.js';
+import { type Simulator, startSimulator } from '../../src/simulator/server.js';
+import {
+  reliabilityProjects,
+  startGatewayProcess,
+  stopAllGatewayProcesses,
+  tempFolder,
+} from '../support/gateway-process.js';
+
+const run = promisify(execFile);
+const folder = tempFolder('deploy-config');
+afterAll(async () => {
+  await stopAllGatewayProcesses();
+  folder.remove();
+});
+
+function configFile(name: string, content: Record<string, unknown>): string {
+  const path = join(folder.path, name);
+  writeFileSync(path, stringify(content));
+  return path;
+}
+
+describe('environment overrides', () => {
+  const base = {
+    projects: reliabilityProjects(),
+    connections: [
+      {
+        name: 'up',
+        profile: 'vendora.messages.2023-06-01',
+        base_url: 'http://127.0.0.1:1',
+        auth: { scheme: 'none' },
+      },
+    ],
+  };
+
+  it('overrides scalars, nested objects, array elements and whole arrays; ignores non-fields', () => {
+    const file = configFile('overrides.yaml', base);
+    const config = loadConfig(file, {
+      SVC_LISTEN__PORT: '9123',
+      SVC_LISTEN__HOST: '0.0.0.0',
+      SVC_STORE__KIND: 'postgres',
+      SVC_OBJECTS__KIND: 's3',
+      SVC_OBJECTS__S3: '{bucket: svc-objects, force_path_style: true}',
+      SVC_OBJECTS__S3__ENDPOINT: 'http://minio:9000',
+      SVC_CONNECTIONS__0__BASE_URL: 'http://upstream:8080',
+      SVC_LOGGING__LEVEL: 'debug',
+      SVC_CONFIG: 'not-a-field.yaml',
+      SVC_DATABASE_URL: 'postgres://secret@db/svc',
+    });
+    expect(config.listen).toEqual({ host: '0.0.0.0', port: 9123 });
+    expect(config.store.kind).toBe('postgres');
+    expect(config.objects.kind).toBe('s3');
+    expect(config.objects.s3).toMatchObject({
+      bucket: 'svc-objects',
+      endpoint: 'http://minio:9000',
+      force_path_style: true,
+      region: 'us-east-1',
+    });
+    expect(config.connections[0]!.base_url).toBe('http://upstream:8080');
+    expect(config.logging.level).toBe('debug');
+    const replaced = loadConfig(file, { SVC_PROJECTS: JSON.stringify([reliabilityProjects()[0]]) });
+    expect(replaced.projects.map((project) => project.id)).toEqual(['prj_a']);
+  });
+
+  it('refuses a bad value naming the variable it came from', () => {
+    const file = configFile('bad.yaml', base);
+    const failure = (() => {
+      try {
+        loadConfig(file, { SVC_LISTEN__PORT: 'eighty' });
+      } catch (error) {
+        return error as ConfigError;
+      }
+      throw new Error('accepted');
+    })();
+    expect(failure).toBeInstanceOf(ConfigError);
+    expect(failure.message).toMatch(/\/listen\/port: .*\(set by SVC_LISTEN__PORT\)/);
+    expect(() => loadConfig(file, { SVC_CONNECTIONS__X__NAME: 'a' })).toThrow(/must be a number/);
+  });
+
+  it('accepts ${simulator} only with the simulator enabled', () => {
+    const connections = [{ ...base.connections[0], base_url: '${simulator}/v1' }];
+    expect(() => loadConfig(configFile('sim-off.yaml', { ...base, connections }), {})).toThrow(
+      /simulator.enabled/,
+    );
+    const on = loadConfig(
+      configFile('sim-on.yaml', { ...base, connections, simulator: { enabled: true, port: 0 } }),
+      {},
+    );
+    expect(on.connections[0]!.base_url).toBe('${simulator}/v1');
+  });
+});
+
+describe('svc-gateway as a real process', () => {
+  let simulator: Simulator;
+  beforeAll(async () => {
+    simulator = await startSimulator({ port: 0 });
+  });
+  afterAll(async () => {
+    await simulator?.close();
+  });
+
+  it('prints the package version', async () => {
+    const { stdout } = await run(process.execPath, ['--import', 'tsx', 'src/main.ts', '--version']);
+    const manifest = JSON.parse(readFileSync('package.json', 'utf8')) as {
+      version: string;
+      bin: Record<string, string>;
+    };
+    expect(stdout.trim()).toBe(manifest.version);
+    expect(manifest.bin['svc-gateway']).toBe('dist/src/main.js');
+  });
+
+  it('SIGHUP reloads models without dropping an in-flight call and never ends the process', async () => {
+    const model = (alias: string) => ({
+      alias,
+      targets: [
+        { connection: 'sim', model: 'sim-1', price: { input_per_mtok_micros: 1, output_per_mtok_micros: 1 } },
+      ],
+    });
+    const config = (aliases: string[]) => ({
+      store: { kind: 'sqlite', sqlite: { path: join(folder.path, 'sighup.db') } },
+      data_dir: folder.path,
+      projects: reliabilityProjects(),
+      connections: [
+        {
+          name: 'sim',
+          profile: 'vendora.messages.2023-06-01',
+          base_url: simulator.url,
+          auth: { scheme: 'none' },
+        },
+      ],
+      models: aliases.map(model),
+    });
+    const gateway = await startGatewayProcess({
+      config: config(['before']),
+      folder: folder.path,
+      name: 'sighup',
+    });
+    const call = (alias: string) =>
+      fetch(`${gateway.url}/v1/messages`, {
+        method: 'POST',
+        headers: {
+          'x-api-key': gateway.key,
+          'vendora-version': '2023-06-01',
+          'content-type': 'application/json',
+        },
+        body: JSON.stringify({ model: alias, max_tokens: 16, messages: [{ role: 'user', content: 'hi' }] }),
+      });
+    expect((await call('before')).status).toBe(200);
+    expect((await call('after')).status).toBe(404);
+
+    simulator.setBehaviour({ latencyMs: 1500 });
+    const inFlight = call('before');
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    // The process's own file: rewritten with the new alias list (listen/quickstart kept).
+    const written = readFileSync(gateway.configFile, 'utf8').replace(/alias: before/, 'alias: after');
+    writeFileSync(gateway.configFile, written);
+    process.kill(gateway.pid, 'SIGHUP');
+    const answered = await inFlight;
+    expect(answered.status).toBe(200);
+    expect(((await answered.json()) as { type: string }).type).toBe('message');
+    simulator.reset();
+
+    const deadline = Date.now() + 15_000;
+    let status = 0;
+    while (Date.now() < deadline) {
+      status = await call('after').then(
+        (response) => response.status,
+        () => 0,
+      );
+      if (status === 200) break;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    expect(status).toBe(200);
+    expect((await call('before')).status).toBe(404);
+    expect(gateway.alive()).toBe(true);
+
+    // A broken file on SIGHUP is refused and the running gateway keeps serving.
+    writeFileSync(gateway.configFile, 'listen: [not, an, object]\n');
+    process.kill(gateway.pid, 'SIGHUP');
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect((await call('after')).status).toBe(200);
+    expect(gateway.alive()).toBe(true);
+    expect(gateway.output()).toMatch(/configuration is invalid; keeping the running one/);
+    expect((await gateway.stop()).code).toBe(0);
+  }, 60_000);
+
+  it('serve --port overrides listen.port', async () => {
+    const file = configFile('port.yaml', {
+      projects: reliabilityProjects(),
+      store: { kind: 'sqlite', sqlite: { path: join(folder.path, 'port.db') } },
+    });
+    const { freePort } = await import('../support/gateway-process.js');
+    const port = await freePort();
+    const child = (await import('node:child_process')).spawn(
+      process.execPath,
+      ['--import', 'tsx', 'src/main.ts', 'serve', '--config', file, '--port', String(port)],
+      { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, NODE_NO_WARNINGS: '1' } },
+    );
+    try {
+      const deadline = Date.now() + 20_000;
+      let status = 0;
+      while (Date.now() < deadline && status !== 200) {
+        status = await fetch(`http://127.0.0.1:${port}/readyz`).then(
+          (response) => response.status,
+          () => 0,
+        );
+        if (status !== 200) await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      expect(status).toBe(200);
+    } finally {
+      child.kill('SIGTERM');
+      await new Promise((resolve) => child.once('exit', resolve));
+    }
+  }, 30_000);
+});
