@@ -20,9 +20,10 @@ import { GovernanceService } from './governance/service.js';
 import { Authenticator } from './http/auth.js';
 import { registerBodyParsers } from './http/body.js';
 import { registerErrorHandling } from './http/errors.js';
-import { registerGovernanceRoutes } from './http/governance-routes.js';
+import { governanceGuard, registerGovernanceRoutes } from './http/governance-routes.js';
 import { registerHealthRoutes } from './http/health-routes.js';
 import { registerMessagesRoutes } from './http/messages-routes.js';
+import { registerReportRoutes } from './http/report-routes.js';
 import { registerResourceRoutes } from './http/resource-routes.js';
 import type { Ledger } from './ledger/ledger.js';
 import type { Clock } from './lib/clock.js';
@@ -97,7 +98,14 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     pendingFor: (runId) => deps.ledger.pendingFor(runId),
   });
   registerHealthRoutes(app, deps.store);
-  registerGovernanceRoutes(app, { governance, authenticator, rateLimiter: new RateLimiter(deps.clock) });
+  const guarded = { governance, authenticator, rateLimiter: new RateLimiter(deps.clock) };
+  registerGovernanceRoutes(app, guarded);
+  registerReportRoutes(app, {
+    guard: governanceGuard(guarded),
+    store: deps.store,
+    clock: deps.clock,
+    pendingFor: (runId) => deps.ledger.pendingFor(runId),
+  });
   registerMessagesRoutes(app, {
     authenticator,
     messages: new MessagesService({ config: deps.config, upstreams: deps.upstreams, ledger: deps.ledger }),

@@ -14,6 +14,7 @@ import type { BatchesRepository } from './batches-port.js';
 import type { DeferredResponsesRepository } from './deferred-responses-port.js';
 import type { FilesRepository } from './files-port.js';
 import type { JobsRepository } from './jobs-port.js';
+import type { ReportsRepository } from './reports-port.js';
 
 export interface KeyRecord {
   id: string;
@@ -242,6 +243,8 @@ export interface Store {
   readonly batches: BatchesRepository;
   /** Deferred responses (deferred-responses-port.ts). */
   readonly deferredResponses: DeferredResponsesRepository;
+  /** Lists and report aggregates (reports-port.ts). */
+  readonly reports: ReportsRepository;
   migrate(): Promise<void>;
   /** Resolves when the store answers a trivial query; rejects with StoreUnavailableError otherwise. */
   ping(): Promise<void>;

@@ -52,6 +52,7 @@ import { PostgresJobs } from './jobs.js';
 import { reapIn, renewLeaseIn, reserveIn, settleIn } from './ledger.js';
 import { migrate } from './migrate.js';
 import { createPool, DEFAULT_CONNECT_TIMEOUT_MS, type PostgresOptions } from './pool.js';
+import { PostgresReports } from './reports.js';
 
 export type { PostgresOptions } from './pool.js';
 
@@ -71,6 +72,7 @@ export class PostgresStore implements Store {
   readonly jobs: PostgresJobs;
   readonly batches: PostgresBatches;
   readonly deferredResponses: PostgresDeferredResponses;
+  readonly reports: PostgresReports;
 
   constructor(options: PostgresOptions) {
     this.options = options;
@@ -84,6 +86,7 @@ export class PostgresStore implements Store {
     this.jobs = new PostgresJobs((work) => this.transaction(work));
     this.batches = new PostgresBatches((work) => this.transaction(work));
     this.deferredResponses = new PostgresDeferredResponses((work) => this.transaction(work));
+    this.reports = new PostgresReports((text, values) => this.query(text, values));
   }
 
   /** Runs `work` in one transaction on one connection; failures are mapped by toStoreError. */

@@ -45,6 +45,7 @@ import { SqliteFilesRepository } from './files.js';
 import { SqliteJobs } from './jobs.js';
 import { SQLITE_MIGRATIONS } from './migrations.js';
 import { acquireProcessLock, type ProcessLock } from './process-lock.js';
+import { SqliteReports } from './reports.js';
 
 export interface SqliteOptions {
   path: string;
@@ -76,6 +77,7 @@ export class SqliteStore implements Store {
   readonly jobs: SqliteJobs;
   readonly batches: SqliteBatches;
   readonly deferredResponses: SqliteDeferredResponses;
+  readonly reports: SqliteReports;
 
   constructor(options: SqliteOptions) {
     if (options.path !== ':memory:') {
@@ -105,6 +107,11 @@ export class SqliteStore implements Store {
     this.jobs = new SqliteJobs(this.db, (work) => this.transaction(work));
     this.batches = new SqliteBatches(this.db, (work) => this.transaction(work));
     this.deferredResponses = new SqliteDeferredResponses(this.db, (work) => this.transaction(work));
+    this.reports = new SqliteReports(
+      this.db,
+      (query) => this.read(query),
+      (work) => this.transaction(work),
+    );
   }
 
   private sql(text: string): Database.Statement {
