@@ -3,6 +3,8 @@
  * the one recomputed independently from the audit trail; lists page through everything once in a
  * stable order; bad filters and cursors are 400s naming the parameter.
  */
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import addFormats from 'ajv-formats';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { systemClock } from '../../src/lib/clock.js';
 import { refusalRecorder } from '../../src/reports/refusal-recorder.js';
@@ -167,6 +169,30 @@ describeEachStore('lists and reports', (kind) => {
       `/svc/v1/runs/${traffic.runs[1]!.id}/attempts?cursor=${attempts.body.next_cursor}`,
     );
     expect((rest.body.data as Json[]).map((attempt) => attempt.unknown)).toEqual([false, true]);
+  });
+
+  it('answers what the OpenAPI document says (lists, attempts, both reports)', async () => {
+    const document = (await get('/svc/v1/openapi.json')).body;
+    const ajv = new Ajv2020({ strict: false, allErrors: true });
+    addFormats.default(ajv);
+    ajv.addSchema({ $id: 'openapi', components: document.components }, 'openapi');
+    const check = async (name: string, path: string) => {
+      const validate = ajv.getSchema(`openapi#/components/schemas/${name}`)!;
+      const body = (await get(path)).body;
+      expect(validate(body), `${name}: ${JSON.stringify(validate.errors)}`).toBe(true);
+    };
+    await check('WorkUnitList', '/svc/v1/work-units?limit=2');
+    await check('RunList', '/svc/v1/runs');
+    await check('OutcomeList', '/svc/v1/outcomes');
+    await check('AttemptList', `/svc/v1/runs/${traffic.runs[1]!.id}/attempts`);
+    await check(
+      'SpendReport',
+      `/svc/v1/reports/spend?from=${from}&to=${to}&group_by=hour,alias,connection,upstream_model,key`,
+    );
+    await check(
+      'CostPerOutcomeReport',
+      `/svc/v1/reports/cost-per-outcome?definition_id=odef_csat&from=${from}&to=${to}`,
+    );
   });
 
   it('answers bad parameters with a 400 naming the parameter, and scopes and Projects hold', async () => {
