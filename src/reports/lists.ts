@@ -159,12 +159,8 @@ export class Lists {
     const cursor = params.text('cursor');
     const run = await this.deps.store.getRun(caller.projectId, runId);
     if (!run) throw new GatewayError('run_not_found', `Run ${runId} not found.`);
-    const rows = await this.deps.store.listAudit({
-      projectId: caller.projectId,
-      runId,
-      afterSequence: cursor === undefined ? 0 : decodeSequenceCursor('attempts', cursor),
-      limit: limit + 1,
-    });
+    const after = cursor === undefined ? 0 : decodeSequenceCursor('attempts', cursor);
+    const rows = await this.deps.store.reports.listAttempts(run.id, after, limit + 1);
     return page(rows, limit, 'attempts', (row) => row.sequence, attemptBody);
   }
 }

@@ -123,7 +123,7 @@ export async function spendReport(
   ]);
   const groups = new Map<string, { key: SpendGroupKey; figures: Figures }>();
   const groupOf = (key: SpendGroupKey) => {
-    const id = JSON.stringify(KEY_FIELDS.map((field) => key[field] ?? null));
+    const id = KEY_FIELDS.map((field) => key[field] ?? '').join('\u0000');
     let group = groups.get(id);
     if (!group) {
       group = { key, figures: zero() };

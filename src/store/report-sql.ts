@@ -203,12 +203,26 @@ export function hourKey(iso: string): string {
   return iso.slice(0, 13);
 }
 
-/** SQLite keys are text: an hour key `YYYY-MM-DDTHH` (or created_at's first 13 characters). */
+/**
+ * SQLite buckets are the rollup's text keys (`YYYY-MM-DDTHH` or `YYYY-MM-DD`), grouped as they are
+ * so an hourly report follows the rollup's primary key without a sort; the adapter completes them
+ * to RFC 3339 (sqliteBucketTime).
+ */
 function sqliteBucket(hourExpression: string, bucket: SpendQuery['bucket']): string | null {
   if (bucket === null) return null;
-  return bucket === 'hour'
-    ? `${hourExpression} || ':00:00.000Z'`
-    : `substr(${hourExpression}, 1, 10) || 'T00:00:00.000Z'`;
+  return bucket === 'hour' ? hourExpression : `substr(${hourExpression}, 1, 10)`;
+}
+
+export function sqliteBucketTime(key: string): string {
+  return key.length === 13 ? `${key}:00:00.000Z` : `${key}T00:00:00.000Z`;
+}
+
+/** A Run's audit rows in sequence order, along the (run_id, sequence) index. */
+export function runAttemptsSql(runId: string, afterSequence: number, limit: number): Statement {
+  return {
+    sql: 'SELECT * FROM audit WHERE run_id = ? AND sequence > ? ORDER BY run_id, sequence LIMIT ?',
+    values: [runId, afterSequence, limit],
+  };
 }
 
 function postgresBucket(column: string, bucket: SpendQuery['bucket']): string | null {

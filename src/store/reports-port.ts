@@ -4,7 +4,7 @@
  * integers (bigint, summed by the database as integers, never as floats). The use cases in
  * reports/ turn these rows into pages and report bodies.
  */
-import type { Outcome, Run, WorkUnit } from './port.js';
+import type { AuditEntry, Outcome, Run, WorkUnit } from './port.js';
 
 /** Keyset position of a list ordered by (created_at DESC, id DESC). */
 export interface CreatedPosition {
@@ -129,6 +129,11 @@ export interface ReportsRepository {
   listWorkUnits(query: WorkUnitListQuery): Promise<WorkUnit[]>;
   listRuns(query: RunListQuery): Promise<Run[]>;
   listOutcomes(query: OutcomeListQuery): Promise<Outcome[]>;
+  /**
+   * A Run's audit rows after `afterSequence`, oldest first. Run ids are unique across Projects: the
+   * caller checks the Run belongs to its Project first (so the read follows the run index alone).
+   */
+  listAttempts(runId: string, afterSequence: number, limit: number): Promise<AuditEntry[]>;
   spend(query: SpendQuery): Promise<SpendRow[]>;
   refusals(query: SpendQuery): Promise<RefusalRow[]>;
   recordRefusal(refusal: RefusalRecord): Promise<void>;

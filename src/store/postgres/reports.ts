@@ -3,12 +3,13 @@
  * come back as text (numeric/bigint) and are parsed to bigint, never through a float.
  */
 import type pg from 'pg';
-import type { Outcome, Run, WorkUnit } from '../port.js';
+import type { AuditEntry, Outcome, Run, WorkUnit } from '../port.js';
 import { nonEmpty, refusalFromRow, spendFromRow, workUnitSpendFromRow } from '../report-rows.js';
 import {
   numbered,
   outcomeListSql,
   refusalSql,
+  runAttemptsSql,
   runListSql,
   type Statement,
   spendSql,
@@ -27,7 +28,7 @@ import type {
   WorkUnitSpend,
   WorkUnitSpendQuery,
 } from '../reports-port.js';
-import { outcomeFromRow, type Row, runFromRow, workUnitFromRow } from '../rows.js';
+import { auditFromRow, outcomeFromRow, type Row, runFromRow, workUnitFromRow } from '../rows.js';
 
 export type PostgresQuery = (text: string, values: unknown[]) => Promise<pg.QueryResult<Row>>;
 
@@ -48,6 +49,10 @@ export class PostgresReports implements ReportsRepository {
 
   async listOutcomes(query: OutcomeListQuery): Promise<Outcome[]> {
     return (await this.all(outcomeListSql('postgres', query))).map(outcomeFromRow);
+  }
+
+  async listAttempts(runId: string, afterSequence: number, limit: number): Promise<AuditEntry[]> {
+    return (await this.all(runAttemptsSql(runId, afterSequence, limit))).map(auditFromRow);
   }
 
   async spend(query: SpendQuery): Promise<SpendRow[]> {

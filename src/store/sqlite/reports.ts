@@ -3,14 +3,16 @@
  * the writes, so every read is one consistent state). Sums are read with safeIntegers (bigint).
  */
 import type Database from 'better-sqlite3';
-import type { Outcome, Run, WorkUnit } from '../port.js';
+import type { AuditEntry, Outcome, Run, WorkUnit } from '../port.js';
 import { nonEmpty, refusalFromRow, spendFromRow, workUnitSpendFromRow } from '../report-rows.js';
 import {
   outcomeListSql,
   refusalSql,
+  runAttemptsSql,
   runListSql,
   type Statement,
   spendSql,
+  sqliteBucketTime,
   workUnitListSql,
   workUnitSpendSql,
 } from '../report-sql.js';
@@ -26,7 +28,11 @@ import type {
   WorkUnitSpend,
   WorkUnitSpendQuery,
 } from '../reports-port.js';
-import { outcomeFromRow, type Row, runFromRow, workUnitFromRow } from '../rows.js';
+import { auditFromRow, outcomeFromRow, type Row, runFromRow, workUnitFromRow } from '../rows.js';
+
+function withBucketTime(row: Row): Row {
+  return row.bucket === undefined ? row : { ...row, bucket: sqliteBucketTime(String(row.bucket)) };
+}
 
 export type SqliteRead = <T>(query: () => T) => T;
 
@@ -59,12 +65,17 @@ export class SqliteReports implements ReportsRepository {
     return this.all(outcomeListSql('sqlite', query)).map(outcomeFromRow);
   }
 
+  async listAttempts(runId: string, afterSequence: number, limit: number): Promise<AuditEntry[]> {
+    return this.all(runAttemptsSql(runId, afterSequence, limit)).map(auditFromRow);
+  }
+
   async spend(query: SpendQuery): Promise<SpendRow[]> {
-    return this.all(spendSql('sqlite', query), true).map(spendFromRow).filter(nonEmpty);
+    return this.all(spendSql('sqlite', query), true).map(withBucketTime).map(spendFromRow).filter(nonEmpty);
   }
 
   async refusals(query: SpendQuery): Promise<RefusalRow[]> {
     return this.all(refusalSql('sqlite', query), true)
+      .map(withBucketTime)
       .map(refusalFromRow)
       .filter((row) => row.refusals > 0n);
   }
