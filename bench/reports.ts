@@ -81,6 +81,7 @@ function fillSqlite(path: string): void {
 
 async function fillPostgres(url: string): Promise<void> {
   const client = new pg.Client({ connectionString: url });
+  client.on('error', (error) => console.log('postgres   fill connection lost:', error.message));
   await client.connect();
   const time = (ms: string) => `to_timestamp((${ms}) / 1000.0)`;
   const unitStep = (30 * DAY_MS) / WORK_UNITS;
@@ -103,7 +104,7 @@ async function fillPostgres(url: string): Promise<void> {
     SELECT 'att_' || i, '${PROJECT}', ${ATTEMPT.key('i')}, ${ATTEMPT.run('i')}, ${ATTEMPT.state('i')}, 6000, ${ATTEMPT.cost('i')},
       ${time(`${START} + i * ${attemptStep}`)}, 'bench', 'messages', ${ATTEMPT.alias('i')}, ${ATTEMPT.connection('i')}, 'p',
       ${ATTEMPT.model('i')}, ${time(`${START} + i * ${attemptStep}`)}, ${time(`${START} + i * ${attemptStep} + 2000`)}
-    FROM generate_series(0, ${ATTEMPTS - 1}) i`);
+    FROM generate_series(0::bigint, ${ATTEMPTS - 1}) i`);
   await client.query(`INSERT INTO audit (attempt_id, project_id, key_id, run_id, endpoint, alias, connection, profile, upstream_model,
       state, reservation, cost, input_tokens, output_tokens, cache_creation_input_tokens, cache_read_input_tokens, outcome, http_status,
       duration_ms, overran, created_at, settled_at)
@@ -193,6 +194,7 @@ async function bench(label: string, open: () => Promise<Store>, fill: () => Prom
 }
 
 async function main() {
+  if (process.argv.includes('--postgres-only')) return postgres();
   const folder = mkdtempSync(join(tmpdir(), 'svc-reports-bench-'));
   const path = join(folder, 'svc.db');
   try {
@@ -204,16 +206,29 @@ async function main() {
   } finally {
     rmSync(folder, { recursive: true, force: true });
   }
+  await postgres();
+}
+
+async function postgres() {
   const admin = process.env.SVC_TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
   const name = `svc_bench_${process.pid}`;
-  const control = new pg.Client({ connectionString: admin });
+  /** One short-lived admin connection per statement (others' tests may restart the server meanwhile). */
+  const control = async (sql: string) => {
+    const client = new pg.Client({ connectionString: admin, connectionTimeoutMillis: 3000 });
+    client.on('error', () => {});
+    try {
+      await client.connect();
+      await client.query(sql);
+    } finally {
+      await client.end().catch(() => undefined);
+    }
+  };
   try {
-    await control.connect();
+    await control(`CREATE DATABASE ${name}`);
   } catch {
     console.log('postgres   skipped: no server at', admin.replace(/\/\/[^@]*@/, '//'));
     return;
   }
-  await control.query(`CREATE DATABASE ${name}`);
   const url = new URL(admin);
   url.pathname = `/${name}`;
   try {
@@ -223,8 +238,7 @@ async function main() {
       () => fillPostgres(url.toString()),
     );
   } finally {
-    await control.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-    await control.end();
+    await control(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
   }
 }
 

@@ -19,6 +19,7 @@ import { RateLimiter } from './governance/rate-limit.js';
 import { GovernanceService } from './governance/service.js';
 import { Authenticator } from './http/auth.js';
 import { registerBodyParsers } from './http/body.js';
+import { registerConsoleRoutes } from './http/console-routes.js';
 import { registerErrorHandling } from './http/errors.js';
 import { governanceGuard, registerGovernanceRoutes } from './http/governance-routes.js';
 import { registerHealthRoutes } from './http/health-routes.js';
@@ -41,6 +42,8 @@ export interface AppDeps {
   ledger: Ledger;
   /** Private object store (files, spools, sealed objects); default: the local folder of the configuration. */
   objects?: ObjectStore;
+  /** Built web console (npm run build); default: dist/console. */
+  consoleDir?: string;
 }
 
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
@@ -111,6 +114,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     messages: new MessagesService({ config: deps.config, upstreams: deps.upstreams, ledger: deps.ledger }),
     countTokens: new CountTokensService(deps.upstreams, deps.ledger),
   });
+  registerConsoleRoutes(app, deps.consoleDir);
   registerResourceRoutes(app, { ...deps, authenticator });
   registerDeferredWork(app, { ...deps, authenticator });
   await app.ready();

@@ -4,6 +4,7 @@ import {
   AttemptList,
   AttemptRecord,
   CostPerOutcomeReport,
+  OutcomeDefinitionList,
   OutcomeList,
   RunList,
   SpendReport,
@@ -106,6 +107,14 @@ export const REPORT_PATHS = {
       'governance_sequence, newest first',
     ),
   },
+  '/svc/v1/outcome-definitions': {
+    get: listOperation(
+      'List Outcome Definitions (every version; one page)',
+      'OutcomeDefinitionList',
+      [],
+      'id, version',
+    ),
+  },
   '/svc/v1/runs/{id}/attempts': {
     get: {
       ...listOperation(
@@ -142,6 +151,7 @@ export const REPORT_SCHEMAS = {
   WorkUnitList: schema(WorkUnitList),
   RunList: schema(RunList),
   OutcomeList: schema(OutcomeList),
+  OutcomeDefinitionList: schema(OutcomeDefinitionList),
   AttemptList: schema(AttemptList),
   SpendReport: schema(SpendReport),
   CostPerOutcomeReport: schema(CostPerOutcomeReport),

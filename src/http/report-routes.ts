@@ -68,6 +68,11 @@ export function registerReportRoutes(app: FastifyInstance, deps: ReportRouteDeps
     return lists.outcomes(caller, query(request));
   });
 
+  app.get('/svc/v1/outcome-definitions', async (request) => {
+    const caller = await deps.guard(request, 'governance:read');
+    return lists.definitions(caller, query(request));
+  });
+
   app.get<IdParams>('/svc/v1/runs/:id/attempts', async (request) => {
     const caller = await deps.guard(request, 'governance:read');
     return lists.attempts(caller, request.params.id, query(request));

@@ -153,6 +153,24 @@ export class Lists {
     return JSON.stringify(value);
   }
 
+  /** The Project's Outcome Definitions, every version (bounded by configuration: one page). */
+  async definitions(caller: Caller, query: Query): Promise<ListPage> {
+    new Params(query, []);
+    const definitions = await this.deps.store.listDefinitions(caller.projectId);
+    return {
+      object: 'list',
+      data: definitions.map((definition) => ({
+        id: definition.id,
+        version: definition.version,
+        kind: definition.kind,
+        allowed_values: definition.allowedValues,
+        enabled: definition.enabled,
+      })),
+      has_more: false,
+      next_cursor: null,
+    };
+  }
+
   async attempts(caller: Caller, runId: string, query: Query): Promise<ListPage> {
     const params = new Params(query, ['limit', 'cursor']);
     const limit = params.limit();

@@ -41,6 +41,15 @@ function list(item: TSchema) {
   });
 }
 
+export const OutcomeDefinitionList = list(
+  T.Object({
+    id: T.String(),
+    version: T.Integer({ minimum: 1 }),
+    kind: T.Union([T.Literal('BOOLEAN'), T.Literal('CATEGORICAL')]),
+    allowed_values: T.Array(T.Union([T.String(), T.Boolean()])),
+    enabled: T.Boolean(),
+  }),
+);
 export const WorkUnitList = list(WorkUnitRecord);
 export const RunList = list(RunRecord);
 export const OutcomeList = list(OutcomeRecord);

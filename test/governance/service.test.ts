@@ -58,6 +58,7 @@ describeEachStore('governance: health, readiness, OpenAPI', (kind) => {
         'GET /svc/v1/work-units',
         'GET /svc/v1/runs',
         'GET /svc/v1/outcomes',
+        'GET /svc/v1/outcome-definitions',
         'GET /svc/v1/runs/{id}/attempts',
         'GET /svc/v1/reports/spend',
         'GET /svc/v1/reports/cost-per-outcome',

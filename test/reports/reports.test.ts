@@ -184,6 +184,7 @@ describeEachStore('lists and reports', (kind) => {
     await check('WorkUnitList', '/svc/v1/work-units?limit=2');
     await check('RunList', '/svc/v1/runs');
     await check('OutcomeList', '/svc/v1/outcomes');
+    await check('OutcomeDefinitionList', '/svc/v1/outcome-definitions');
     await check('AttemptList', `/svc/v1/runs/${traffic.runs[1]!.id}/attempts`);
     await check(
       'SpendReport',
