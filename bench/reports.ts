@@ -89,7 +89,7 @@ async function fillPostgres(url: string): Promise<void> {
   await client.query(`INSERT INTO work_units (id, project_id, status, created_at, closed_at, definitions, run_count)
     SELECT 'wku_' || i, '${PROJECT}', CASE WHEN i % 3 = 0 THEN 'open' ELSE 'closed' END, ${time(`${START} + i * ${unitStep}`)},
       CASE WHEN i % 3 = 0 THEN NULL ELSE ${time(`${START} + i * ${unitStep} + 3600000`)} END,
-      '[{"id":"odef_resolved","version":1}]', 3 FROM generate_series(0, ${WORK_UNITS - 1}) i`);
+      '[{"id":"odef_resolved","version":1}]', 3 FROM generate_series(0::bigint, ${WORK_UNITS - 1}) i`);
   await client.query(`INSERT INTO runs (id, project_id, work_unit_id, budget, status, created_at, expires_at)
     SELECT 'run_' || substr(w.id, 5) || '_' || k, w.project_id, w.id, 1000000000, 'active', w.created_at, '2099-01-01T00:00:00Z'
     FROM work_units w, generate_series(0, 2) k`);

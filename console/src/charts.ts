@@ -43,7 +43,17 @@ export function stackedChart(
             row === null ? '—' : format(series[index]!.values[row] ?? 0),
         })),
       ],
-      axes: [{}, { size: 80, values: (_u, ticks) => ticks.map(format) }],
+      axes: [
+        {},
+        {
+          size: 80,
+          values: (_u, ticks) => ticks.map(format),
+          // Counts get whole-number ticks only.
+          ...(money
+            ? {}
+            : { incrs: [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10_000, 100_000] }),
+        },
+      ],
     },
     [times, ...order.map((index) => stacked[index]!)],
     target,

@@ -145,14 +145,12 @@ function runTable(runs: Json[]): HTMLElement {
         h('span', { class: 'legend-dot', style: 'background:#f0a020' }),
         'reserved',
       ),
-      ...['committed', 'reserved', 'remaining', 'budget', 'unknown'].map((label) =>
-        h('th', { class: 'num' }, label),
-      ),
+      h('th', { class: 'num' }, 'unknown'),
       h('th', {}, ''),
     ),
   );
   for (const run of runs) {
-    const attempts = h('tr', { hidden: true }, h('td', { colspan: '9' }));
+    const attempts = h('tr', { hidden: true }, h('td', { colspan: '5' }));
     const toggle = h('button', { 'data-attempts': run.id }, 'Attempts');
     toggle.addEventListener('click', async () => {
       attempts.hidden = !attempts.hidden;
@@ -167,11 +165,16 @@ function runTable(runs: Json[]): HTMLElement {
         { 'data-run': run.id },
         h('td', {}, run.id),
         h('td', {}, run.status, ' ', h('span', { class: 'badge' }, run.budget_state)),
-        h('td', {}, budgetBar(run)),
-        h('td', { class: 'num' }, usd(run.committed_micros_usd)),
-        h('td', { class: 'num' }, usd(run.reserved_micros_usd)),
-        h('td', { class: 'num' }, usd(run.remaining_micros_usd)),
-        h('td', { class: 'num' }, usd(run.budget_micros_usd)),
+        h(
+          'td',
+          {},
+          budgetBar(run),
+          h(
+            'div',
+            { class: 'caption', 'data-committed': String(run.committed_micros_usd) },
+            `committed ${usd(run.committed_micros_usd)} · reserved ${usd(run.reserved_micros_usd)} · remaining ${usd(run.remaining_micros_usd)} of ${usd(run.budget_micros_usd)}`,
+          ),
+        ),
         h('td', { class: 'num' }, count(run.unknown_attempts)),
         h('td', {}, toggle),
       ),
@@ -193,7 +196,7 @@ async function attemptTable(runId: string): Promise<HTMLElement> {
       h(
         'tr',
         {},
-        ...['settled', 'alias', 'connection', 'upstream model', 'outcome'].map((label) => h('th', {}, label)),
+        ...['settled', 'route', 'outcome'].map((label) => h('th', {}, label)),
         ...['in', 'out', 'cache w', 'cache r', 'cost', 'ms'].map((label) => h('th', { class: 'num' }, label)),
       ),
       ...attempts.map((attempt) =>
@@ -201,9 +204,12 @@ async function attemptTable(runId: string): Promise<HTMLElement> {
           'tr',
           { 'data-attempt': attempt.id },
           h('td', {}, shortTime(attempt.settled_at)),
-          h('td', {}, attempt.alias),
-          h('td', {}, attempt.connection),
-          h('td', {}, attempt.upstream_model),
+          h(
+            'td',
+            {},
+            attempt.alias,
+            h('div', { class: 'caption' }, `${attempt.connection} · ${attempt.upstream_model}`),
+          ),
           h(
             'td',
             {},

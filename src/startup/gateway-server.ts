@@ -8,6 +8,7 @@
  * reservation committed, counted unknown) while the store is still open, instead of the process
  * hanging until the orchestrator's SIGKILL leaves the reservation to the lease reaper.
  */
+
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import { buildApp } from '../app.js';
@@ -18,6 +19,7 @@ import { Ledger } from '../ledger/ledger.js';
 import { type Clock, systemClock } from '../lib/clock.js';
 import { openObjectStore } from '../objects/open-objects.js';
 import { type Sweeper, startObjectSweeper } from '../objects/sweeper.js';
+import { recordingRefusals } from '../reports/refusal-recording-store.js';
 import { startSimulator } from '../simulator/server.js';
 import type { Store } from '../store/port.js';
 import { bootstrapStore, ensureQuickstartKey } from './bootstrap.js';
@@ -53,7 +55,7 @@ export async function startGateway(options: StartOptions): Promise<RunningGatewa
     : undefined;
   const store = await openStore(config, environment);
   const upstreams = buildUpstreams(config, environment);
-  const ledger = new Ledger(store, clock, logger, {
+  const ledger = new Ledger(recordingRefusals(store, clock, logger), clock, logger, {
     leaseMs: config.ledger.lease_seconds * 1000,
     reaperIntervalMs: config.ledger.reaper_interval_seconds * 1000,
   });

@@ -6,8 +6,6 @@
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { systemClock } from '../../src/lib/clock.js';
-import { refusalRecorder } from '../../src/reports/refusal-recorder.js';
 import { describeEachStore, expectSvcError, type Json } from '../governance/support.js';
 import { call } from '../support/gateway.js';
 import { type SimulatedGateway, startSimulatedGateway } from '../support/simulated-gateway.js';
@@ -29,18 +27,6 @@ describeEachStore('lists and reports', (kind) => {
     gateway = await startSimulatedGateway({ store: kind });
     key = await gateway.key('prj_a');
     traffic = await driveTraffic(gateway, key);
-    const recorder = refusalRecorder(gateway.store, systemClock, gateway.ledger.logger);
-    const labels = {
-      projectId: 'prj_a',
-      keyId: 'key_x',
-      runId: traffic.runs[0]!.id,
-      endpoint: 'messages',
-      alias: VENDORA,
-      streamed: false,
-    };
-    recorder.refused(labels, 'run_budget_exceeded');
-    recorder.refused(labels, 'run_budget_exceeded');
-    await new Promise((resolve) => setTimeout(resolve, 50));
   }, 60_000);
   afterAll(async () => gateway?.close());
 

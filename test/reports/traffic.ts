@@ -63,6 +63,13 @@ export async function driveTraffic(gateway: SimulatedGateway, key: string): Prom
   await dropped.text();
   expect(dropped.status).toBeGreaterThanOrEqual(500);
 
+  // Two reservations refused by the budget: a Run too small for any call.
+  const tiny = await api.createRun(workUnits[4]!.id, { budget_micros_usd: 10 });
+  for (let attempt = 0; attempt < 2; attempt++) {
+    const refused = await modelCall(gateway, key, tiny.id, VENDORA);
+    expect(refused.status, await refused.text()).toBe(403);
+  }
+
   const outcome = (definition: string, value: unknown, supersedes?: string) => ({
     definition_id: definition,
     value,

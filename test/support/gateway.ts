@@ -2,6 +2,7 @@
  * Starts a real gateway on 127.0.0.1 (random port) over a fresh store for one test file:
  * SQLite in a temporary folder, or PostgreSQL in a database created for it and dropped after.
  */
+
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -17,6 +18,7 @@ import { newId } from '../../src/lib/ids.js';
 import { createLogger } from '../../src/lib/logger.js';
 import { hashSecret, newKeySecret } from '../../src/lib/secrets.js';
 import { openObjectStore } from '../../src/objects/open-objects.js';
+import { recordingRefusals } from '../../src/reports/refusal-recording-store.js';
 import { bootstrapStore } from '../../src/startup/bootstrap.js';
 import { openStore } from '../../src/startup/open-store.js';
 import type { Store } from '../../src/store/port.js';
@@ -89,7 +91,7 @@ export async function startTestGateway(options: TestGatewayOptions = {}): Promis
   await bootstrapStore(store, config, environment);
   const clock = options.clock ?? systemClock;
   const upstreams = buildUpstreams(config, environment);
-  const ledger = new Ledger(store, clock, logger, {
+  const ledger = new Ledger(recordingRefusals(store, clock, logger), clock, logger, {
     leaseMs: config.ledger.lease_seconds * 1000,
     reaperIntervalMs: config.ledger.reaper_interval_seconds * 1000,
   });
