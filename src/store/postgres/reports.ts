@@ -30,6 +30,11 @@ import type {
 } from '../reports-port.js';
 import { auditFromRow, outcomeFromRow, type Row, runFromRow, workUnitFromRow } from '../rows.js';
 
+/** date_trunc answers a timestamptz (a Date here): the reports carry RFC 3339 text. */
+function withBucketTime(row: Row): Row {
+  return row.bucket instanceof Date ? { ...row, bucket: row.bucket.toISOString() } : row;
+}
+
 export type PostgresQuery = (text: string, values: unknown[]) => Promise<pg.QueryResult<Row>>;
 
 export class PostgresReports implements ReportsRepository {
@@ -56,11 +61,15 @@ export class PostgresReports implements ReportsRepository {
   }
 
   async spend(query: SpendQuery): Promise<SpendRow[]> {
-    return (await this.all(spendSql('postgres', query))).map(spendFromRow).filter(nonEmpty);
+    return (await this.all(spendSql('postgres', query)))
+      .map(withBucketTime)
+      .map(spendFromRow)
+      .filter(nonEmpty);
   }
 
   async refusals(query: SpendQuery): Promise<RefusalRow[]> {
     return (await this.all(refusalSql('postgres', query)))
+      .map(withBucketTime)
       .map(refusalFromRow)
       .filter((row) => row.refusals > 0n);
   }
