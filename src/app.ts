@@ -12,11 +12,13 @@ import { GatewayError } from './errors/gateway-error.js';
 import { dialectOf, renderError } from './errors/render.js';
 import { registerBatchesRoutes } from './http/batches-routes.js';
 import { registerBodyParsers } from './http/body.js';
+import { registerConsoleRoutes } from './http/console-routes.js';
 import { registerErrorHandling } from './http/errors.js';
-import { registerGovernanceRoutes } from './http/governance-routes.js';
+import { governanceGuard, registerGovernanceRoutes } from './http/governance-routes.js';
 import { registerHealthRoutes } from './http/health-routes.js';
 import { registerInputGuard } from './http/input-guard.js';
 import { registerMessagesRoutes } from './http/messages-routes.js';
+import { registerReportRoutes } from './http/report-routes.js';
 import { registerResourceRoutes } from './http/resource-routes.js';
 import { registerResponsesRoutes } from './http/responses-routes.js';
 import { answerClientError, applyIdlePolicy, serverCreationOptions } from './http/socket-limits.js';
@@ -74,6 +76,13 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   registerHealthRoutes(app, deps.store);
   if (observability.metrics) registerMetricsRoute(app, observability.metrics, authenticator);
   registerGovernanceRoutes(app, services);
+  registerReportRoutes(app, {
+    guard: governanceGuard(services),
+    store: deps.store,
+    clock: deps.clock,
+    pendingFor: (runId) => deps.ledger.pendingFor(runId),
+  });
+  registerConsoleRoutes(app, deps.consoleDir);
   registerMessagesRoutes(app, services);
   registerResourceRoutes(app, { ...services, maxUploadBytes: deps.config.objects.max_upload_bytes });
   registerResponsesRoutes(app, { authenticator, responses: services.responses });

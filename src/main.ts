@@ -138,6 +138,11 @@ function banner(url: string, config: Config, quickstartUsable: boolean): string 
       `    -H 'content-type: application/json' -d '{"model":"demo","max_tokens":64,"messages":[{"role":"user","content":"Hello"}]}'`,
       `  curl -s ${url}/svc/v1/work-units -H "Authorization: Bearer $(cat ${keyFile})" -H 'Idempotency-Key: wu-1' \\`,
       `    -H 'content-type: application/json' -d '{}'`,
+      'Then, for spend and cost per Outcome (nothing is seeded):',
+      `  1. a Run: POST ${url}/svc/v1/runs {"work_unit_id":"wku_..."} (Idempotency-Key, Bearer key)`,
+      '  2. model calls attached to it: the first curl above plus -H "X-Svc-Run-ID: run_..."',
+      `  3. an Outcome: POST ${url}/svc/v1/work-units/wku_.../outcomes {"definition_id":"odef_resolved","value":true,"observed_at":"<RFC 3339>"}`,
+      `  npm run demo does all three (a few Work Units); then open ${url}/console and sign in with the key.`,
     );
   }
   return `${lines.join('\n')}\n\n`;

@@ -20,8 +20,11 @@ export interface GovernanceRouteDeps {
 
 type IdParams = { Params: { id: string } };
 
-export function registerGovernanceRoutes(app: FastifyInstance, deps: GovernanceRouteDeps): void {
-  async function guard(request: FastifyRequest, scope: string): Promise<Caller> {
+export type Guard = (request: FastifyRequest, scope: string) => Promise<Caller>;
+
+/** Authenticate, rate-limit (per Project and key), then check the scope: every /svc/v1 route. */
+export function governanceGuard(deps: GovernanceRouteDeps): Guard {
+  return async function guard(request: FastifyRequest, scope: string): Promise<Caller> {
     const caller = await deps.authenticator.authenticate(request.headers);
     const limits = deps.governance.project(caller.projectId).rate_limit;
     const wait = await deps.rateLimiter.take(`${caller.projectId}/${caller.keyId}`, {
@@ -39,7 +42,11 @@ export function registerGovernanceRoutes(app: FastifyInstance, deps: GovernanceR
     }
     requireScopes(caller, [scope]);
     return caller;
-  }
+  };
+}
+
+export function registerGovernanceRoutes(app: FastifyInstance, deps: GovernanceRouteDeps): void {
+  const guard = governanceGuard(deps);
 
   function write(request: FastifyRequest, caller: Caller): WriteRequest {
     if (!isJsonContentType(request.headers['content-type']) || Buffer.isBuffer(request.body)) {

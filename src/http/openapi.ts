@@ -2,7 +2,6 @@
  * GET /svc/v1/openapi.json: an OpenAPI 3.1 document built from the same TypeBox schemas that
  * validate the requests, so the two cannot drift.
  */
-import type { TSchema } from '@sinclair/typebox';
 import {
   CloseRunBody,
   CloseWorkUnitBody,
@@ -15,24 +14,10 @@ import {
   WorkUnitRecord,
   WorkUnitView,
 } from '../governance/schemas.js';
+import { errors, idParameter, mergePaths, ref, schema } from './openapi-parts.js';
+import { REPORT_PATHS, REPORT_SCHEMAS } from './openapi-reports.js';
 
 const API_VERSION = '0.8.4';
-
-/** Plain JSON Schema (TypeBox adds symbol keys only, which JSON.stringify drops). */
-function schema(value: TSchema): Record<string, unknown> {
-  return JSON.parse(JSON.stringify(value)) as Record<string, unknown>;
-}
-
-const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
-
-function errors(...statuses: number[]) {
-  return Object.fromEntries(
-    statuses.map((status) => [
-      String(status),
-      { description: 'Error', content: { 'application/json': { schema: ref('Error') } } },
-    ]),
-  );
-}
 
 const idempotencyKey = {
   name: 'Idempotency-Key',
@@ -41,7 +26,6 @@ const idempotencyKey = {
   description: '1-255 visible ASCII characters; scoped to (Project, Gateway Key); retained 24 h.',
   schema: { type: 'string', minLength: 1, maxLength: 255, pattern: '^[\\x21-\\x7e]+$' },
 };
-const idParameter = { name: 'id', in: 'path', required: true, schema: { type: 'string' } };
 
 function write(
   summary: string,
@@ -90,30 +74,35 @@ export function buildOpenApiDocument() {
     },
     servers: [{ url: '/' }],
     security: [{ gatewayKey: [] }],
-    paths: {
-      '/svc/v1/work-units': {
-        post: write('Create a Work Unit', 'work_unit:create', 'CreateWorkUnitBody', 'WorkUnit', []),
+    paths: mergePaths(
+      {
+        '/svc/v1/work-units': {
+          post: write('Create a Work Unit', 'work_unit:create', 'CreateWorkUnitBody', 'WorkUnit', []),
+        },
+        '/svc/v1/work-units/{id}': {
+          get: read('Read a Work Unit with its Runs and Outcomes', 'WorkUnitView'),
+        },
+        '/svc/v1/work-units/{id}/close': {
+          post: write('Close a Work Unit', 'work_unit:create', 'CloseWorkUnitBody', 'WorkUnit', [404], true),
+        },
+        '/svc/v1/work-units/{id}/outcomes': {
+          post: write(
+            'Report an Outcome or a revision',
+            'outcome:write',
+            'ReportOutcomeBody',
+            'Outcome',
+            [404],
+            true,
+          ),
+        },
+        '/svc/v1/runs': { post: write('Create a Run', 'run:create', 'CreateRunBody', 'Run', [404]) },
+        '/svc/v1/runs/{id}': { get: read('Read a Run', 'Run') },
+        '/svc/v1/runs/{id}/close': {
+          post: write('Close a Run', 'run:create', 'CloseRunBody', 'Run', [404], true),
+        },
       },
-      '/svc/v1/work-units/{id}': { get: read('Read a Work Unit with its Runs and Outcomes', 'WorkUnitView') },
-      '/svc/v1/work-units/{id}/close': {
-        post: write('Close a Work Unit', 'work_unit:create', 'CloseWorkUnitBody', 'WorkUnit', [404], true),
-      },
-      '/svc/v1/work-units/{id}/outcomes': {
-        post: write(
-          'Report an Outcome or a revision',
-          'outcome:write',
-          'ReportOutcomeBody',
-          'Outcome',
-          [404],
-          true,
-        ),
-      },
-      '/svc/v1/runs': { post: write('Create a Run', 'run:create', 'CreateRunBody', 'Run', [404]) },
-      '/svc/v1/runs/{id}': { get: read('Read a Run', 'Run') },
-      '/svc/v1/runs/{id}/close': {
-        post: write('Close a Run', 'run:create', 'CloseRunBody', 'Run', [404], true),
-      },
-    },
+      REPORT_PATHS,
+    ),
     components: {
       securitySchemes: {
         gatewayKey: { type: 'http', scheme: 'bearer', description: 'Authorization: Bearer gw_...' },
@@ -129,6 +118,7 @@ export function buildOpenApiDocument() {
         Run: schema(RunRecord),
         Outcome: schema(OutcomeRecord),
         Error: schema(ErrorBody),
+        ...REPORT_SCHEMAS,
       },
     },
   };

@@ -117,3 +117,36 @@ export const noAttemptObserver: AttemptObserver = {
   fallback: () => {},
   leaseExpired: () => {},
 };
+
+/** Several observers as one: each is told everything, in order (metrics and traces, refusal records). */
+export function combineObservers(...observers: AttemptObserver[]): AttemptObserver {
+  const [only] = observers;
+  if (observers.length === 1 && only) return only;
+  return {
+    started(attemptId, labels, reservation) {
+      const watches = observers.map((observer) => observer.started(attemptId, labels, reservation));
+      return {
+        within: (fn) =>
+          watches.reduceRight<() => ReturnType<typeof fn>>((inner, watch) => () => watch.within(inner), fn)(),
+        firstByte: () => {
+          for (const watch of watches) watch.firstByte();
+        },
+        settled: (result) => {
+          for (const watch of watches) watch.settled(result);
+        },
+      };
+    },
+    refused: (labels, reason) => {
+      for (const observer of observers) observer.refused(labels, reason);
+    },
+    routedAway: (alias, connection, reason) => {
+      for (const observer of observers) observer.routedAway(alias, connection, reason);
+    },
+    fallback: (alias, from, to, errorType) => {
+      for (const observer of observers) observer.fallback(alias, from, to, errorType);
+    },
+    leaseExpired: (count) => {
+      for (const observer of observers) observer.leaseExpired(count);
+    },
+  };
+}

@@ -45,6 +45,8 @@ export interface AppDeps {
   observability?: Observability;
   /** Shared token buckets; default: the store's (limits/limiter.ts). */
   limiter?: Limiter;
+  /** Built web console (npm run build); default: dist/console. */
+  consoleDir?: string;
 }
 
 export interface Services {

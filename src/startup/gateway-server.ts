@@ -8,17 +8,20 @@
  * reservation committed, counted unknown) while the store is still open, instead of the process
  * hanging until the orchestrator's SIGKILL leaves the reservation to the lease reaper.
  */
+
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import { buildApp } from '../app.js';
 import { withSimulatorUrl } from '../config/check.js';
 import type { Config } from '../config/schema.js';
 import { buildUpstreams } from '../gateway/connections.js';
+import { combineObservers } from '../ledger/attempt-observer.js';
 import { type Clock, systemClock } from '../lib/clock.js';
 import { openObjectStore } from '../objects/open-objects.js';
 import { type MetricsListener, startMetricsListener } from '../observability/metrics-routes.js';
 import { createObservability } from '../observability/observability.js';
 import { instrumentStore } from '../observability/store-instrumentation.js';
+import { refusalRecorder } from '../reports/refusal-recorder.js';
 import { startSimulator } from '../simulator/server.js';
 import type { Store } from '../store/port.js';
 import { bootstrapStore, ensureQuickstartKey, QUICKSTART_KEY_ID } from './bootstrap.js';
@@ -64,7 +67,13 @@ export async function startGateway(options: StartOptions): Promise<RunningGatewa
   const store = instrumentStore(await openStore(config, environment), observability);
   let metricsListener: MetricsListener | undefined;
   const upstreams = buildUpstreams(config, environment);
-  const ledger = composeLedger(store, clock, logger, config, observability.observer);
+  const ledger = composeLedger(
+    store,
+    clock,
+    logger,
+    config,
+    combineObservers(observability.observer, refusalRecorder(store, clock, logger)),
+  );
   try {
     const { revokedConfiguredKeys } = await bootstrapStore(store, config, environment);
     for (const id of revokedConfiguredKeys)

@@ -16,6 +16,7 @@ import type { BatchesRepository } from './batches-port.js';
 import type { DeferredResponsesRepository } from './deferred-responses-port.js';
 import type { FilesRepository } from './files-port.js';
 import type { JobsRepository } from './jobs-port.js';
+import type { ReportsRepository } from './reports-port.js';
 
 export interface KeyRecord {
   id: string;
@@ -247,6 +248,8 @@ export interface Store {
   readonly deferredResponses: DeferredResponsesRepository;
   /** Token buckets shared by every replica on this store (limits/limiter.ts). */
   readonly rateBuckets: Limiter;
+  /** Lists and report aggregates (reports-port.ts). */
+  readonly reports: ReportsRepository;
   migrate(): Promise<void>;
   /** Resolves when the store answers a trivial query; rejects with StoreUnavailableError otherwise. */
   ping(): Promise<void>;

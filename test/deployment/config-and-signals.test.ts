@@ -58,7 +58,7 @@ describe('environment overrides', () => {
       SVC_CONFIG: 'not-a-field.yaml',
       SVC_DATABASE_URL: 'postgres://secret@db/svc',
     });
-    expect(config.listen).toEqual({ host: '0.0.0.0', port: 9123 });
+    expect(config.listen).toMatchObject({ host: '0.0.0.0', port: 9123 });
     expect(config.store.kind).toBe('postgres');
     expect(config.objects.kind).toBe('s3');
     expect(config.objects.s3).toMatchObject({

@@ -55,6 +55,13 @@ describeEachStore('governance: health, readiness, OpenAPI', (kind) => {
         'POST /svc/v1/runs',
         'GET /svc/v1/runs/{id}',
         'POST /svc/v1/runs/{id}/close',
+        'GET /svc/v1/work-units',
+        'GET /svc/v1/runs',
+        'GET /svc/v1/outcomes',
+        'GET /svc/v1/outcome-definitions',
+        'GET /svc/v1/runs/{id}/attempts',
+        'GET /svc/v1/reports/spend',
+        'GET /svc/v1/reports/cost-per-outcome',
       ].sort(),
     );
     // Every write documents the required Idempotency-Key header.

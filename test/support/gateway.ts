@@ -2,6 +2,7 @@
  * Starts a real gateway on 127.0.0.1 (random port) over a fresh store for one test file:
  * SQLite in a temporary folder, or PostgreSQL in a database created for it and dropped after.
  */
+
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -11,7 +12,11 @@ import { buildApp } from '../../src/app.js';
 import { parseConfig } from '../../src/config/load.js';
 import { type Config, SCOPES } from '../../src/config/schema.js';
 import { buildUpstreams, type Upstreams } from '../../src/gateway/connections.js';
-import type { AttemptObserver } from '../../src/ledger/attempt-observer.js';
+import {
+  type AttemptObserver,
+  combineObservers,
+  noAttemptObserver,
+} from '../../src/ledger/attempt-observer.js';
 import { Ledger } from '../../src/ledger/ledger.js';
 import { type Clock, systemClock } from '../../src/lib/clock.js';
 import { newId } from '../../src/lib/ids.js';
@@ -20,6 +25,7 @@ import { hashSecret, newKeySecret } from '../../src/lib/secrets.js';
 import { openObjectStore } from '../../src/objects/open-objects.js';
 import type { Observability } from '../../src/observability/observability.js';
 import { instrumentStore } from '../../src/observability/store-instrumentation.js';
+import { refusalRecorder } from '../../src/reports/refusal-recorder.js';
 import { bootstrapStore } from '../../src/startup/bootstrap.js';
 import { openStore } from '../../src/startup/open-store.js';
 import type { Store } from '../../src/store/port.js';
@@ -107,7 +113,10 @@ export async function startTestGateway(options: TestGatewayOptions = {}): Promis
       leaseMs: config.ledger.lease_seconds * 1000,
       reaperIntervalMs: config.ledger.reaper_interval_seconds * 1000,
     },
-    options.observer ?? options.observability?.observer,
+    combineObservers(
+      options.observer ?? options.observability?.observer ?? noAttemptObserver,
+      refusalRecorder(store, clock, logger),
+    ),
   );
   const app = await buildApp({
     config,

@@ -6,6 +6,7 @@ import { GatewayError, StoreUnavailableError } from '../../errors/gateway-error.
 import { newId } from '../../lib/ids.js';
 import { defineFilesContract } from '../contract/files-contract.js';
 import { defineJobsContract } from '../contract/jobs-contract.js';
+import { defineReportsContract } from '../contract/reports-contract.js';
 import { defineStoreContract } from '../contract/store-contract.js';
 import type { Idempotency, Store } from '../port.js';
 import { PostgresStore } from './postgres-store.js';
@@ -107,6 +108,7 @@ describePostgres('postgres store', () => {
   defineStoreContract('postgres', openPostgres);
   defineFilesContract('postgres', openPostgres);
   defineJobsContract('postgres', openPostgres);
+  defineReportsContract('postgres', openPostgres);
 
   describe('across replicas and failures', () => {
     const closers: Array<() => Promise<void>> = [];

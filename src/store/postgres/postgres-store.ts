@@ -56,6 +56,7 @@ import { migrate } from './migrate.js';
 import { createPool, DEFAULT_CONNECT_TIMEOUT_MS, type PostgresOptions } from './pool.js';
 import { PoolGate, type SlotResult, storeBusy } from './pool-gate.js';
 import { PostgresRateBuckets } from './rate-buckets.js';
+import { PostgresReports } from './reports.js';
 
 export type { PostgresOptions } from './pool.js';
 
@@ -84,6 +85,17 @@ const REFUSED = new Set([
 ]);
 
 /** How a failed transaction ended, for the pool gate (pool-gate.ts). */
+/**
+ * Opening a connection timed out. Only this can be load (the server is slow to accept while it
+ * answers the others); a refused connection or a pool already closed is the store being gone.
+ */
+function isConnectTimeout(error: unknown): boolean {
+  if (slotResult(error) !== 'failed') return false;
+  const cause = (error as StoreUnavailableError).cause;
+  const message = cause instanceof Error ? cause.message : '';
+  return /timeout exceeded when trying to connect|connection timeout/i.test(message);
+}
+
 function slotResult(error: unknown): SlotResult {
   if (!(error instanceof StoreUnavailableError)) return 'answered';
   const code = (error.cause as { code?: unknown } | undefined)?.code;
@@ -106,6 +118,7 @@ export class PostgresStore implements Store {
   readonly batches: PostgresBatches;
   readonly deferredResponses: PostgresDeferredResponses;
   readonly rateBuckets: PostgresRateBuckets;
+  readonly reports: PostgresReports;
 
   constructor(options: PostgresOptions) {
     this.options = options;
@@ -151,6 +164,7 @@ export class PostgresStore implements Store {
     this.batches = new PostgresBatches((work) => this.transaction(work));
     this.deferredResponses = new PostgresDeferredResponses((work) => this.transaction(work));
     this.rateBuckets = new PostgresRateBuckets((work) => this.transaction(work));
+    this.reports = new PostgresReports((text, values) => this.query(text, values));
   }
 
   /**
@@ -196,9 +210,7 @@ export class PostgresStore implements Store {
     try {
       return await this.transactionOn(this.pool, work, begin, (error) =>
         // Opening a connection timed out while the database kept answering the others: that is load.
-        slotResult(error) === 'failed' && this.gate.answeredWithin(this.connectTimeoutMs)
-          ? storeBusy()
-          : error,
+        isConnectTimeout(error) && this.gate.answeredWithin(this.connectTimeoutMs) ? storeBusy() : error,
       );
     } catch (error) {
       result = slotResult(error);

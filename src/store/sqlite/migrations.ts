@@ -2,6 +2,7 @@
 import { SQLITE_FILES_MIGRATION } from './files-migration.js';
 import { SQLITE_MIGRATION_JOBS_RESOURCES } from './migration-jobs-resources.js';
 import { SQLITE_MIGRATION_RATE_BUCKETS } from './migration-rate-buckets.js';
+import { SQLITE_MIGRATION_REPORTS } from './migration-reports.js';
 import { SQLITE_MIGRATION_SETTLEMENT_OUTCOMES } from './migration-settlement-outcomes.js';
 
 export const SQLITE_MIGRATIONS: ReadonlyArray<{ version: number; name: string; sql: string }> = [
@@ -151,4 +152,5 @@ CREATE TRIGGER audit_append_only_delete BEFORE DELETE ON audit BEGIN SELECT RAIS
   SQLITE_MIGRATION_JOBS_RESOURCES,
   SQLITE_MIGRATION_SETTLEMENT_OUTCOMES,
   SQLITE_MIGRATION_RATE_BUCKETS,
+  SQLITE_MIGRATION_REPORTS,
 ];

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { defineFilesContract } from '../contract/files-contract.js';
 import { defineJobsContract } from '../contract/jobs-contract.js';
+import { defineReportsContract } from '../contract/reports-contract.js';
 import { defineStoreContract } from '../contract/store-contract.js';
 import { SqliteStore } from './sqlite-store.js';
 
@@ -22,3 +23,4 @@ const openSqlite = async () => {
 defineStoreContract('sqlite', openSqlite);
 defineFilesContract('sqlite', openSqlite);
 defineJobsContract('sqlite', openSqlite);
+defineReportsContract('sqlite', openSqlite);

@@ -47,6 +47,7 @@ import { SqliteJobs } from './jobs.js';
 import { SQLITE_MIGRATIONS } from './migrations.js';
 import { acquireProcessLock, type ProcessLock } from './process-lock.js';
 import { SqliteRateBuckets } from './rate-buckets.js';
+import { SqliteReports } from './reports.js';
 
 export interface SqliteOptions {
   path: string;
@@ -81,6 +82,7 @@ export class SqliteStore implements Store {
   readonly batches: SqliteBatches;
   readonly deferredResponses: SqliteDeferredResponses;
   readonly rateBuckets: SqliteRateBuckets;
+  readonly reports: SqliteReports;
 
   constructor(options: SqliteOptions) {
     if (options.path !== ':memory:') {
@@ -114,6 +116,11 @@ export class SqliteStore implements Store {
     this.batches = new SqliteBatches(this.db, (work) => this.transaction(work));
     this.deferredResponses = new SqliteDeferredResponses(this.db, (work) => this.transaction(work));
     this.rateBuckets = new SqliteRateBuckets(this.db, (work) => this.transaction(work));
+    this.reports = new SqliteReports(
+      this.db,
+      (query) => this.read(query),
+      (work) => this.transaction(work),
+    );
   }
 
   private sql(text: string): Database.Statement {

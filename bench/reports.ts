@@ -1,0 +1,250 @@
+/**
+ * Reports at scale: fills a SQLite store and a PostgreSQL store (when one answers on
+ * SVC_TEST_POSTGRES_URL or 127.0.0.1:5432) with 10,000 Work Units, 30,000 Runs, 8,000 Outcomes and
+ * 1,000,000 settled attempts (attempts + audit rows) spread over 30 days, in bulk SQL, then prints
+ * the time of each report and list over those 30 days (target: under 1 s each).
+ *
+ *   node --import tsx bench/reports.ts            (npm run bench:reports)
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import pg from 'pg';
+import type { Caller } from '../src/governance/service.js';
+import { costPerOutcomeReport } from '../src/reports/cost-per-outcome.js';
+import { Lists } from '../src/reports/lists.js';
+import { spendReport } from '../src/reports/spend-report.js';
+import type { Store } from '../src/store/port.js';
+import { PostgresStore } from '../src/store/postgres/postgres-store.js';
+import { SqliteStore } from '../src/store/sqlite/sqlite-store.js';
+
+const WORK_UNITS = 10_000;
+const ATTEMPTS = 1_000_000;
+const DAY_MS = 86_400_000;
+const HOUR_MS = 3_600_000;
+const END = Math.floor(Date.now() / HOUR_MS) * HOUR_MS;
+const START = END - 30 * DAY_MS;
+const PROJECT = 'prj_bench';
+const caller: Caller = { projectId: PROJECT, keyId: 'key_bench', scopes: ['governance:read'] };
+
+/** Column expressions of the generated rows, given the row number `i` (dialect-neutral SQL). */
+const ATTEMPT = {
+  run: (i: string) => `'run_' || (${i} / 100) || '_' || (${i} % 3)`,
+  alias: (i: string) => `'alias-' || (${i} % 4)`,
+  connection: (i: string) => `'conn-' || (${i} % 3)`,
+  model: (i: string) => `'model-' || (${i} % 6)`,
+  key: (i: string) => `'key_' || (${i} % 5)`,
+  state: (i: string) => `CASE WHEN ${i} % 200 = 0 THEN 'unknown' ELSE 'settled' END`,
+  cost: (i: string) => `CASE WHEN ${i} % 200 = 0 THEN 6000 ELSE 100 + (${i} * 7919) % 5000 END`,
+};
+
+function fillSqlite(path: string): void {
+  const db = new Database(path);
+  const time = (seconds: string) => `strftime('%Y-%m-%dT%H:%M:%fZ', ${seconds}, 'unixepoch')`;
+  const unitStep = (30 * DAY_MS) / 1000 / WORK_UNITS;
+  const attemptStep = (30 * DAY_MS) / 1000 / ATTEMPTS;
+  const start = START / 1000;
+  const series = (count: number) =>
+    `WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i < ${count - 1})`;
+  db.transaction(() => {
+    db.exec(`${series(WORK_UNITS)}
+      INSERT INTO work_units (id, project_id, status, created_at, closed_at, definitions, run_count)
+      SELECT 'wku_' || i, '${PROJECT}', CASE WHEN i % 3 = 0 THEN 'open' ELSE 'closed' END, ${time(`${start} + i * ${unitStep}`)},
+        CASE WHEN i % 3 = 0 THEN NULL ELSE ${time(`${start} + i * ${unitStep} + 3600`)} END,
+        '[{"id":"odef_resolved","version":1}]', 3 FROM n`);
+    db.exec(`INSERT INTO runs (id, project_id, work_unit_id, budget, status, created_at, expires_at)
+      SELECT 'run_' || substr(w.id, 5) || '_' || r.k, w.project_id, w.id, 1000000000, 'active', w.created_at, '2099-01-01T00:00:00.000Z'
+      FROM work_units w, (SELECT 0 AS k UNION ALL SELECT 1 UNION ALL SELECT 2) r`);
+    db.exec(`INSERT INTO outcomes (id, project_id, work_unit_id, definition_id, definition_version, value, reporter_key_id,
+        observed_at, ingested_at, revision, governance_sequence, provisional, is_head)
+      SELECT 'out_' || substr(id, 5), project_id, id, 'odef_resolved', 1,
+        CASE WHEN CAST(substr(id, 5) AS INTEGER) % 5 = 3 THEN 'false' ELSE 'true' END, 'key_0', created_at, created_at, 1,
+        CAST(substr(id, 5) AS INTEGER) + 1, status = 'open', 1
+      FROM work_units WHERE CAST(substr(id, 5) AS INTEGER) % 5 <> 4`);
+    db.exec(`${series(ATTEMPTS)}
+      INSERT INTO attempts (id, project_id, key_id, run_id, state, reservation, cost, lease_expires_at, owner, endpoint, alias,
+        connection, profile, upstream_model, created_at, settled_at)
+      SELECT 'att_' || i, '${PROJECT}', ${ATTEMPT.key('i')}, ${ATTEMPT.run('i')}, ${ATTEMPT.state('i')}, 6000, ${ATTEMPT.cost('i')},
+        ${time(`${start} + i * ${attemptStep}`)}, 'bench', 'messages', ${ATTEMPT.alias('i')}, ${ATTEMPT.connection('i')}, 'p',
+        ${ATTEMPT.model('i')}, ${time(`${start} + i * ${attemptStep}`)}, ${time(`${start} + i * ${attemptStep} + 2`)} FROM n`);
+    db.exec(`INSERT INTO audit (attempt_id, project_id, key_id, run_id, endpoint, alias, connection, profile, upstream_model, state,
+        reservation, cost, input_tokens, output_tokens, cache_creation_input_tokens, cache_read_input_tokens, outcome, http_status,
+        duration_ms, overran, created_at, settled_at)
+      SELECT id, project_id, key_id, run_id, endpoint, alias, connection, profile, upstream_model, state, reservation, cost,
+        300 + rowid % 700, 50 + rowid % 300, 0, rowid % 100, 'ok', 200, 2000, 0, created_at, settled_at FROM attempts ORDER BY rowid`);
+    db.exec(`UPDATE runs SET committed = (SELECT COALESCE(SUM(cost), 0) FROM audit WHERE audit.run_id = runs.id),
+      unknown_attempts = (SELECT COUNT(*) FROM audit WHERE audit.run_id = runs.id AND state = 'unknown')`);
+  })();
+  db.close();
+}
+
+async function fillPostgres(url: string): Promise<void> {
+  const client = new pg.Client({ connectionString: url });
+  client.on('error', (error) => console.log('postgres   fill connection lost:', error.message));
+  await client.connect();
+  const time = (ms: string) => `to_timestamp((${ms}) / 1000.0)`;
+  const unitStep = (30 * DAY_MS) / WORK_UNITS;
+  const attemptStep = (30 * DAY_MS) / ATTEMPTS;
+  await client.query(`INSERT INTO work_units (id, project_id, status, created_at, closed_at, definitions, run_count)
+    SELECT 'wku_' || i, '${PROJECT}', CASE WHEN i % 3 = 0 THEN 'open' ELSE 'closed' END, ${time(`${START} + i * ${unitStep}`)},
+      CASE WHEN i % 3 = 0 THEN NULL ELSE ${time(`${START} + i * ${unitStep} + 3600000`)} END,
+      '[{"id":"odef_resolved","version":1}]', 3 FROM generate_series(0::bigint, ${WORK_UNITS - 1}) i`);
+  await client.query(`INSERT INTO runs (id, project_id, work_unit_id, budget, status, created_at, expires_at)
+    SELECT 'run_' || substr(w.id, 5) || '_' || k, w.project_id, w.id, 1000000000, 'active', w.created_at, '2099-01-01T00:00:00Z'
+    FROM work_units w, generate_series(0, 2) k`);
+  await client.query(`INSERT INTO outcomes (id, project_id, work_unit_id, definition_id, definition_version, value, reporter_key_id,
+      observed_at, ingested_at, revision, governance_sequence, provisional, is_head)
+    SELECT 'out_' || substr(id, 5), project_id, id, 'odef_resolved', 1,
+      CASE WHEN substr(id, 5)::int % 5 = 3 THEN 'false' ELSE 'true' END, 'key_0', created_at, created_at, 1,
+      substr(id, 5)::int + 1, status = 'open', true
+    FROM work_units WHERE substr(id, 5)::int % 5 <> 4`);
+  await client.query(`INSERT INTO attempts (id, project_id, key_id, run_id, state, reservation, cost, lease_expires_at, owner, endpoint,
+      alias, connection, profile, upstream_model, created_at, settled_at)
+    SELECT 'att_' || i, '${PROJECT}', ${ATTEMPT.key('i')}, ${ATTEMPT.run('i')}, ${ATTEMPT.state('i')}, 6000, ${ATTEMPT.cost('i')},
+      ${time(`${START} + i * ${attemptStep}`)}, 'bench', 'messages', ${ATTEMPT.alias('i')}, ${ATTEMPT.connection('i')}, 'p',
+      ${ATTEMPT.model('i')}, ${time(`${START} + i * ${attemptStep}`)}, ${time(`${START} + i * ${attemptStep} + 2000`)}
+    FROM generate_series(0::bigint, ${ATTEMPTS - 1}) i`);
+  await client.query(`INSERT INTO audit (attempt_id, project_id, key_id, run_id, endpoint, alias, connection, profile, upstream_model,
+      state, reservation, cost, input_tokens, output_tokens, cache_creation_input_tokens, cache_read_input_tokens, outcome, http_status,
+      duration_ms, overran, created_at, settled_at)
+    SELECT id, project_id, key_id, run_id, endpoint, alias, connection, profile, upstream_model, state, reservation, cost,
+      300 + n % 700, 50 + n % 300, 0, n % 100, 'ok', 200, 2000, false, created_at, settled_at
+    FROM (SELECT *, substr(id, 5)::int AS n FROM attempts) a ORDER BY n`);
+  await client.query(`UPDATE runs SET committed = s.spend, unknown_attempts = s.unknown
+    FROM (SELECT run_id, SUM(cost) AS spend, COUNT(*) FILTER (WHERE state = 'unknown') AS unknown FROM audit GROUP BY run_id) s
+    WHERE s.run_id = runs.id`);
+  // What autovacuum does after a bulk load: statistics and the visibility map (index-only scans).
+  await client.query('VACUUM ANALYZE');
+  await client.end();
+}
+
+async function timeReports(label: string, store: Store): Promise<void> {
+  await store.syncDefinitions([
+    {
+      projectId: PROJECT,
+      id: 'odef_resolved',
+      version: 1,
+      kind: 'BOOLEAN',
+      allowedValues: [true, false],
+      enabled: true,
+    },
+  ]);
+  const range = { from: new Date(START).toISOString(), to: new Date(END).toISOString() };
+  const lists = new Lists({ store, clock: { now: () => Date.now() }, pendingFor: () => 0 });
+  const cases: Array<[string, () => Promise<unknown>]> = [
+    ['spend by day', () => spendReport(store, caller, { ...range, group_by: 'day' }, END)],
+    ['spend by day, alias', () => spendReport(store, caller, { ...range, group_by: 'day,alias' }, END)],
+    [
+      'spend by hour, connection',
+      () => spendReport(store, caller, { ...range, group_by: 'hour,connection' }, END),
+    ],
+    [
+      'spend by upstream model',
+      () => spendReport(store, caller, { ...range, group_by: 'upstream_model' }, END),
+    ],
+    ['spend by key', () => spendReport(store, caller, { ...range, group_by: 'key' }, END)],
+    [
+      'spend by hour, every dimension',
+      () =>
+        spendReport(store, caller, { ...range, group_by: 'hour,alias,connection,upstream_model,key' }, END),
+    ],
+    [
+      'cost per Outcome',
+      () => costPerOutcomeReport(store, caller, { ...range, definition_id: 'odef_resolved' }, END),
+    ],
+    ['list Work Units (page of 50)', () => lists.workUnits(caller, { status: 'closed' })],
+    ['list Runs (depleted filter)', () => lists.runs(caller, { budget_state: 'available' })],
+    [
+      'list Outcomes (value filter)',
+      () => lists.outcomes(caller, { definition_id: 'odef_resolved', value: 'false' }),
+    ],
+    ['list attempts of a Run', () => lists.attempts(caller, 'run_5000_1', {})],
+  ];
+  for (const [name, run] of cases) {
+    const times: number[] = [];
+    for (let round = 0; round < 3; round++) {
+      const started = performance.now();
+      await run();
+      times.push(performance.now() - started);
+    }
+    const first = times[0]!.toFixed(0);
+    const best = Math.min(...times).toFixed(0);
+    console.log(
+      `${label.padEnd(10)} ${name.padEnd(34)} first ${first.padStart(5)} ms   best of 3 ${best.padStart(5)} ms`,
+    );
+  }
+  const check = await spendReport(store, caller, { ...range, group_by: 'key' }, END);
+  console.log(`${label.padEnd(10)} attempts in the 30 days: ${check.totals.calls}`);
+}
+
+async function bench(label: string, open: () => Promise<Store>, fill: () => Promise<void>): Promise<void> {
+  const setup = await open();
+  await setup.migrate();
+  await setup.close();
+  const started = performance.now();
+  await fill();
+  console.log(`${label.padEnd(10)} filled in ${((performance.now() - started) / 1000).toFixed(1)} s`);
+  const store = await open();
+  try {
+    await timeReports(label, store);
+  } finally {
+    await store.close();
+  }
+}
+
+async function main() {
+  if (process.argv.includes('--postgres-only')) return postgres();
+  const folder = mkdtempSync(join(tmpdir(), 'svc-reports-bench-'));
+  const path = join(folder, 'svc.db');
+  try {
+    await bench(
+      'sqlite',
+      async () => new SqliteStore({ path, synchronous: 'normal', exclusive: false }),
+      async () => fillSqlite(path),
+    );
+  } finally {
+    rmSync(folder, { recursive: true, force: true });
+  }
+  await postgres();
+}
+
+async function postgres() {
+  const admin = process.env.SVC_TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+  const name = `svc_bench_${process.pid}`;
+  /** One short-lived admin connection per statement (others' tests may restart the server meanwhile). */
+  const control = async (sql: string) => {
+    const client = new pg.Client({ connectionString: admin, connectionTimeoutMillis: 3000 });
+    client.on('error', () => {});
+    try {
+      await client.connect();
+      await client.query(sql);
+    } finally {
+      await client.end().catch(() => undefined);
+    }
+  };
+  try {
+    await control(`CREATE DATABASE ${name}`);
+  } catch {
+    console.log('postgres   skipped: no server at', admin.replace(/\/\/[^@]*@/, '//'));
+    return;
+  }
+  const url = new URL(admin);
+  url.pathname = `/${name}`;
+  try {
+    await bench(
+      'postgres',
+      async () =>
+        new PostgresStore({
+          connectionString: url.toString(),
+          // The gateway's default is 5 s; the bench reports a slower figure instead of a timeout.
+          statementTimeoutMs: Number(process.env.SVC_BENCH_STATEMENT_TIMEOUT_MS ?? 5000),
+        }),
+      () => fillPostgres(url.toString()),
+    );
+  } finally {
+    await control(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+  }
+}
+
+await main();

@@ -1,0 +1,127 @@
+/**
+ * The svc gateway console: sign in with a Gateway Key (governance:read), then hash-routed views
+ * (#/overview, #/work-units, #/work-units/<id>, #/cost-per-outcome). Plain DOM; charts by uPlot.
+ */
+import { explain, forgetKey, get, storedKey, storeKey } from './api.js';
+import { costPerOutcome } from './cost-per-outcome.js';
+import { h, mount, notice } from './dom.js';
+import { overview } from './overview.js';
+import type { Period } from './period.js';
+import { workUnitDetail, workUnitList } from './work-units.js';
+
+const app = document.getElementById('app')!;
+const nav = document.getElementById('nav')!;
+const who = document.getElementById('who')!;
+const settings = {
+  period: 30 as Period,
+  stack: 'alias' as 'alias' | 'connection',
+  definition: null as string | null,
+};
+
+function signIn(message?: { title: string; advice: string }) {
+  nav.hidden = true;
+  who.replaceChildren();
+  const input = h('input', {
+    type: 'password',
+    id: 'key',
+    name: 'key',
+    autocomplete: 'off',
+    placeholder: 'gw_…',
+    'aria-label': 'Gateway Key',
+  });
+  const error = h(
+    'div',
+    { 'data-testid': 'signin-error', role: 'alert' },
+    message ? notice('error', message.title, message.advice) : null,
+  );
+  const form = h(
+    'form',
+    { class: 'card signin' },
+    h('h1', {}, 'Sign in'),
+    h(
+      'p',
+      { class: 'muted' },
+      'Paste a Gateway Key with the governance:read scope. It stays in this tab (session storage) and is sent only as a bearer token.',
+    ),
+    input,
+    error,
+    h('button', { class: 'primary', type: 'submit' }, 'Sign in'),
+  );
+  form.addEventListener('submit', async (event) => {
+    event.preventDefault();
+    const key = input.value.trim();
+    try {
+      await get('/svc/v1/outcome-definitions', key);
+      storeKey(key);
+      if (!location.hash || location.hash === '#/') location.hash = '#/overview';
+      else void route();
+    } catch (failure) {
+      const explained = explain(failure);
+      error.replaceChildren(notice('error', explained.title, explained.advice));
+    }
+  });
+  mount(app, form);
+  input.focus();
+}
+
+async function route() {
+  if (!storedKey()) return signIn();
+  nav.hidden = false;
+  who.replaceChildren(
+    h(
+      'button',
+      {
+        'data-testid': 'sign-out',
+        onclick: () => {
+          forgetKey();
+          signIn();
+        },
+      },
+      'Sign out',
+    ),
+  );
+  delete app.dataset.ready;
+  const [path = '', query = ''] = location.hash.replace(/^#/, '').split('?');
+  const parts = path.split('/').filter(Boolean);
+  const view = parts[0] ?? 'overview';
+  for (const link of nav.querySelectorAll('a')) link.classList.toggle('active', link.dataset.view === view);
+  try {
+    switch (view) {
+      case 'work-units':
+        if (parts[1]) await workUnitDetail(app, decodeURIComponent(parts[1]));
+        else await workUnitList(app, new URLSearchParams(query).get('status') ?? '');
+        break;
+      case 'cost-per-outcome':
+        await costPerOutcome(app, settings.period, settings.definition, (period, definition) => {
+          Object.assign(settings, { period, definition });
+          void route();
+        });
+        break;
+      default:
+        await overview(app, settings.period, settings.stack, (period, stack) => {
+          Object.assign(settings, { period, stack });
+          void route();
+        });
+    }
+    app.dataset.ready = view;
+  } catch (failure) {
+    const explained = explain(failure);
+    if (failure instanceof Error && 'status' in failure && failure.status === 401) {
+      forgetKey();
+      return signIn(explained);
+    }
+    mount(
+      app,
+      notice(
+        'error',
+        explained.title,
+        explained.advice,
+        ' ',
+        h('button', { onclick: () => void route() }, 'Retry'),
+      ),
+    );
+  }
+}
+
+window.addEventListener('hashchange', () => void route());
+void route();

@@ -1,0 +1,98 @@
+/** The two chart kinds of the console, on uPlot: stacked bars over time, and grouped bars per value. */
+import uPlot from 'uplot';
+import { usd } from './format.js';
+
+const PALETTE = ['#2f6fd0', '#f0a020', '#2e9e6a', '#c0392b', '#8e5cc2', '#16a2b8', '#7a8797', '#d35fa0'];
+export const colour = (index: number) => PALETTE[index % PALETTE.length]!;
+
+function width(target: HTMLElement): number {
+  return Math.max(320, target.clientWidth - 32);
+}
+
+/** Stacked bars per time bucket: `series` values are drawn on top of each other; the legend shows each series' own value. */
+export function stackedChart(
+  target: HTMLElement,
+  times: number[],
+  series: Array<{ label: string; values: number[] }>,
+  money: boolean,
+): uPlot {
+  const stacked: number[][] = [];
+  let running = times.map(() => 0);
+  for (const one of series) {
+    running = running.map((sum, index) => sum + (one.values[index] ?? 0));
+    stacked.push(running);
+  }
+  const order = series.map((_, index) => index).reverse();
+  const bars = uPlot.paths.bars!({ size: [0.7, 48] });
+  const format = (value: number) => (money ? usd(Math.round(value)) : String(Math.round(value)));
+  return new uPlot(
+    {
+      width: width(target),
+      height: 260,
+      cursor: { drag: { x: false, y: false } },
+      series: [
+        {},
+        ...order.map((index) => ({
+          label: series[index]!.label,
+          stroke: colour(index),
+          fill: `${colour(index)}cc`,
+          width: 1,
+          paths: bars,
+          points: { show: false },
+          value: (_u: uPlot, _v: number | null, _s: number, row: number | null) =>
+            row === null ? '—' : format(series[index]!.values[row] ?? 0),
+        })),
+      ],
+      axes: [
+        {},
+        {
+          size: 80,
+          values: (_u, ticks) => ticks.map(format),
+          // Counts get whole-number ticks only.
+          ...(money
+            ? {}
+            : { incrs: [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10_000, 100_000] }),
+        },
+      ],
+    },
+    [times, ...order.map((index) => stacked[index]!)],
+    target,
+  );
+}
+
+/** Grouped bars over categories (x = 0..n-1, labelled). */
+export function barChart(
+  target: HTMLElement,
+  categories: string[],
+  series: Array<{ label: string; values: Array<number | null> }>,
+): uPlot {
+  const x = categories.map((_, index) => index);
+  const bars = series.map((_, index) =>
+    uPlot.paths.bars!({ size: [0.8 / series.length, 80], align: index === 0 ? -1 : 1 }),
+  );
+  return new uPlot(
+    {
+      width: width(target),
+      height: 260,
+      cursor: { drag: { x: false, y: false } },
+      scales: { x: { time: false, range: [-0.6, categories.length - 0.4] } },
+      series: [
+        { label: 'value', value: (_u, v) => (v === null ? '—' : (categories[v] ?? '')) },
+        ...series.map((one, index) => ({
+          label: one.label,
+          stroke: colour(index),
+          fill: `${colour(index)}cc`,
+          paths: bars[index],
+          points: { show: false },
+          value: (_u: uPlot, v: number | null) => (v === null ? '—' : usd(v)),
+        })),
+      ],
+      axes: [
+        { splits: () => x, values: (_u, ticks) => ticks.map((tick) => categories[tick] ?? '') },
+        { size: 80, values: (_u, ticks) => ticks.map((tick) => usd(Math.round(tick))) },
+      ],
+    },
+    [x, ...series.map((one) => one.values)],
+    target,
+  );
+}

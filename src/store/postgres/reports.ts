@@ -1,0 +1,97 @@
+/**
+ * PostgreSQL reports repository (Store.reports). Each read is one statement (one snapshot); sums
+ * come back as text (numeric/bigint) and are parsed to bigint, never through a float.
+ */
+import type pg from 'pg';
+import type { AuditEntry, Outcome, Run, WorkUnit } from '../port.js';
+import { nonEmpty, refusalFromRow, spendFromRow, workUnitSpendFromRow } from '../report-rows.js';
+import {
+  numbered,
+  outcomeListSql,
+  refusalSql,
+  runAttemptsSql,
+  runListSql,
+  type Statement,
+  spendSql,
+  workUnitListSql,
+  workUnitSpendSql,
+} from '../report-sql.js';
+import type {
+  OutcomeListQuery,
+  RefusalRecord,
+  RefusalRow,
+  ReportsRepository,
+  RunListQuery,
+  SpendQuery,
+  SpendRow,
+  WorkUnitListQuery,
+  WorkUnitSpend,
+  WorkUnitSpendQuery,
+} from '../reports-port.js';
+import { auditFromRow, outcomeFromRow, type Row, runFromRow, workUnitFromRow } from '../rows.js';
+
+/** date_trunc answers a timestamptz (a Date here): the reports carry RFC 3339 text. */
+function withBucketTime(row: Row): Row {
+  return row.bucket instanceof Date ? { ...row, bucket: row.bucket.toISOString() } : row;
+}
+
+export type PostgresQuery = (text: string, values: unknown[]) => Promise<pg.QueryResult<Row>>;
+
+export class PostgresReports implements ReportsRepository {
+  constructor(private readonly query: PostgresQuery) {}
+
+  private async all(statement: Statement): Promise<Row[]> {
+    return (await this.query(numbered(statement.sql), statement.values)).rows;
+  }
+
+  async listWorkUnits(query: WorkUnitListQuery): Promise<WorkUnit[]> {
+    return (await this.all(workUnitListSql(query))).map(workUnitFromRow);
+  }
+
+  async listRuns(query: RunListQuery): Promise<Run[]> {
+    return (await this.all(runListSql(query))).map(runFromRow);
+  }
+
+  async listOutcomes(query: OutcomeListQuery): Promise<Outcome[]> {
+    return (await this.all(outcomeListSql('postgres', query))).map(outcomeFromRow);
+  }
+
+  async listAttempts(runId: string, afterSequence: number, limit: number): Promise<AuditEntry[]> {
+    return (await this.all(runAttemptsSql(runId, afterSequence, limit))).map(auditFromRow);
+  }
+
+  async spend(query: SpendQuery): Promise<SpendRow[]> {
+    return (await this.all(spendSql('postgres', query)))
+      .map(withBucketTime)
+      .map(spendFromRow)
+      .filter(nonEmpty);
+  }
+
+  async refusals(query: SpendQuery): Promise<RefusalRow[]> {
+    return (await this.all(refusalSql('postgres', query)))
+      .map(withBucketTime)
+      .map(refusalFromRow)
+      .filter((row) => row.refusals > 0n);
+  }
+
+  async recordRefusal(refusal: RefusalRecord): Promise<void> {
+    await this.query(
+      `INSERT INTO refusals (project_id, key_id, run_id, alias, connection, upstream_model, reason, created_at)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
+      [
+        refusal.projectId,
+        refusal.keyId,
+        refusal.runId,
+        refusal.alias,
+        refusal.connection,
+        refusal.upstreamModel,
+        refusal.reason,
+        refusal.createdAt,
+      ],
+    );
+  }
+
+  async workUnitSpend(query: WorkUnitSpendQuery): Promise<WorkUnitSpend[]> {
+    return (await this.all(workUnitSpendSql('postgres', query))).map(workUnitSpendFromRow);
+  }
+}

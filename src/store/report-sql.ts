@@ -1,0 +1,256 @@
+/**
+ * SQL of the reports sub-port, written once for both adapters. Queries use `?` placeholders; the
+ * PostgreSQL adapter numbers them ($1, $2, ...). The few dialect differences (booleans, the time
+ * bucket, the spend source) are parameters of the builders.
+ */
+import type {
+  OutcomeListQuery,
+  RunListQuery,
+  SpendDimension,
+  SpendQuery,
+  WorkUnitListQuery,
+  WorkUnitSpendQuery,
+} from './reports-port.js';
+
+/**
+ * THE definition of an unknown attempt on an audit row (and on a row of the SQLite hourly rollup,
+ * which is keyed by the same `state` column): committed at its whole reservation because
+ * its cost could not be known. Today the row's state is 'unknown'. After the attempt-runner
+ * migration (settlement outcome stored on the row) it becomes
+ * `outcome IN ('unknown', 'cancelled_running', 'lease_expired')`. Nothing else encodes it.
+ */
+export const UNKNOWN_ATTEMPT_SQL = "state = 'unknown'";
+
+export type Dialect = 'sqlite' | 'postgres';
+
+/** Indexes of migration 4 on both adapters: refusals by time, list keysets. */
+export const REPORT_INDEXES = `CREATE INDEX refusals_by_project ON refusals(project_id, created_at);
+CREATE INDEX work_units_by_project ON work_units(project_id, created_at, id);
+CREATE INDEX runs_by_project ON runs(project_id, created_at, id);
+CREATE INDEX outcomes_by_project ON outcomes(project_id, governance_sequence);`;
+
+export interface Statement {
+  sql: string;
+  values: unknown[];
+}
+
+/** `?` -> `$n` for node-postgres (the report SQL has no `?` inside literals). */
+export function numbered(sql: string): string {
+  let index = 0;
+  return sql.replace(/\?/g, () => `$${++index}`);
+}
+
+/** WHERE conditions and their values, in placeholder order. */
+class Conditions {
+  readonly where: string[] = [];
+  readonly values: unknown[] = [];
+  add(condition: string, ...values: unknown[]): void {
+    this.where.push(condition);
+    this.values.push(...values);
+  }
+  get sql(): string {
+    return this.where.join(' AND ');
+  }
+}
+
+function flag(dialect: Dialect, value: boolean): unknown {
+  return dialect === 'sqlite' ? (value ? 1 : 0) : value;
+}
+
+export function workUnitListSql(query: WorkUnitListQuery): Statement {
+  const c = new Conditions();
+  c.add('project_id = ?', query.projectId);
+  if (query.status !== undefined) c.add('status = ?', query.status);
+  if (query.createdFrom !== undefined) c.add('created_at >= ?', query.createdFrom);
+  if (query.createdTo !== undefined) c.add('created_at < ?', query.createdTo);
+  if (query.after !== undefined) {
+    c.add('(created_at, id) < (?, ?)', query.after.createdAt, query.after.id);
+  }
+  return {
+    sql: `SELECT * FROM work_units WHERE ${c.sql} ORDER BY created_at DESC, id DESC LIMIT ?`,
+    values: [...c.values, query.limit],
+  };
+}
+
+export function runListSql(query: RunListQuery): Statement {
+  const c = new Conditions();
+  c.add('project_id = ?', query.projectId);
+  if (query.workUnitId !== undefined) c.add('work_unit_id = ?', query.workUnitId);
+  switch (query.status) {
+    case undefined:
+      break;
+    case 'closed':
+      c.add("status = 'closed'");
+      break;
+    case 'active':
+      c.add("status = 'active' AND expires_at > ?", query.nowIso);
+      break;
+    case 'expired':
+      c.add("status = 'active' AND expires_at <= ?", query.nowIso);
+      break;
+    default: {
+      const never: never = query.status;
+      throw new Error(`unknown run status ${String(never)}`);
+    }
+  }
+  switch (query.budgetState) {
+    case undefined:
+      break;
+    case 'depleted':
+      c.add('committed >= budget');
+      break;
+    case 'fully_reserved':
+      c.add('committed < budget AND committed + reserved >= budget');
+      break;
+    case 'available':
+      c.add('committed + reserved < budget');
+      break;
+    default: {
+      const never: never = query.budgetState;
+      throw new Error(`unknown budget state ${String(never)}`);
+    }
+  }
+  if (query.after !== undefined) {
+    c.add('(created_at, id) < (?, ?)', query.after.createdAt, query.after.id);
+  }
+  return {
+    sql: `SELECT * FROM runs WHERE ${c.sql} ORDER BY created_at DESC, id DESC LIMIT ?`,
+    values: [...c.values, query.limit],
+  };
+}
+
+export function outcomeListSql(dialect: Dialect, query: OutcomeListQuery): Statement {
+  const c = new Conditions();
+  c.add('project_id = ?', query.projectId);
+  if (query.workUnitId !== undefined) c.add('work_unit_id = ?', query.workUnitId);
+  if (query.definitionId !== undefined) c.add('definition_id = ?', query.definitionId);
+  if (query.valueJson !== undefined) c.add('value = ?', query.valueJson);
+  if (query.provisional !== undefined) c.add('provisional = ?', flag(dialect, query.provisional));
+  if (query.headOnly === true) c.add('is_head = ?', flag(dialect, true));
+  if (query.beforeSequence !== undefined) c.add('governance_sequence < ?', query.beforeSequence);
+  return {
+    sql: `SELECT * FROM outcomes WHERE ${c.sql} ORDER BY governance_sequence DESC LIMIT ?`,
+    values: [...c.values, query.limit],
+  };
+}
+
+/** The sums of a spend report over `source`, whose rows carry the audit columns or their rollups. */
+const SPEND_SUMS = {
+  perAttempt: `COUNT(*) AS calls,
+    COALESCE(SUM(input_tokens), 0) AS input_tokens,
+    COALESCE(SUM(output_tokens), 0) AS output_tokens,
+    COALESCE(SUM(cache_creation_input_tokens), 0) AS cache_creation_input_tokens,
+    COALESCE(SUM(cache_read_input_tokens), 0) AS cache_read_input_tokens,
+    COALESCE(SUM(cost), 0) AS committed,
+    COALESCE(SUM(CASE WHEN ${UNKNOWN_ATTEMPT_SQL} THEN 1 ELSE 0 END), 0) AS unknown_attempts,
+    COALESCE(SUM(CASE WHEN ${UNKNOWN_ATTEMPT_SQL} THEN cost ELSE 0 END), 0) AS unknown_committed`,
+  rolledUp: `SUM(calls) AS calls, SUM(input_tokens) AS input_tokens, SUM(output_tokens) AS output_tokens,
+    SUM(cache_creation_input_tokens) AS cache_creation_input_tokens,
+    SUM(cache_read_input_tokens) AS cache_read_input_tokens, SUM(committed) AS committed,
+    SUM(CASE WHEN ${UNKNOWN_ATTEMPT_SQL} THEN calls ELSE 0 END) AS unknown_attempts,
+    SUM(CASE WHEN ${UNKNOWN_ATTEMPT_SQL} THEN committed ELSE 0 END) AS unknown_committed`,
+};
+
+function groupColumns(dimensions: readonly SpendDimension[], bucket: string | null): string[] {
+  return [...(bucket === null ? [] : [`${bucket} AS bucket`]), ...dimensions];
+}
+
+function groupBy(columns: string[]): string {
+  return columns.length === 0 ? '' : ` GROUP BY ${columns.map((_, index) => index + 1).join(', ')}`;
+}
+
+/**
+ * SQLite: the hourly rollup (kept by a trigger on audit inserts); PostgreSQL: the audit rows through
+ * a covering index (a rollup row would serialise concurrent settlements on one row lock).
+ */
+export function spendSql(dialect: Dialect, query: SpendQuery): Statement {
+  const columns =
+    dialect === 'sqlite'
+      ? groupColumns(query.dimensions, sqliteBucket('hour', query.bucket))
+      : groupColumns(query.dimensions, postgresBucket('created_at', query.bucket));
+  const select = columns.length === 0 ? '' : `${columns.join(', ')}, `;
+  const sql =
+    dialect === 'sqlite'
+      ? `SELECT ${select}${SPEND_SUMS.rolledUp} FROM audit_hourly WHERE project_id = ? AND hour >= ? AND hour < ?`
+      : `SELECT ${select}${SPEND_SUMS.perAttempt} FROM audit WHERE project_id = ? AND created_at >= ? AND created_at < ?`;
+  const range =
+    dialect === 'sqlite' ? [hourKey(query.fromIso), hourKey(query.toIso)] : [query.fromIso, query.toIso];
+  return {
+    sql: `${sql}${groupBy(columns)} ORDER BY ${orderBy(columns)}`,
+    values: [query.projectId, ...range],
+  };
+}
+
+export function refusalSql(dialect: Dialect, query: SpendQuery): Statement {
+  const bucket =
+    dialect === 'sqlite'
+      ? sqliteBucket('substr(created_at, 1, 13)', query.bucket)
+      : postgresBucket('created_at', query.bucket);
+  const columns = groupColumns(query.dimensions, bucket);
+  const select = columns.length === 0 ? '' : `${columns.join(', ')}, `;
+  return {
+    sql: `SELECT ${select}COUNT(*) AS refusals FROM refusals WHERE project_id = ? AND created_at >= ? AND created_at < ?${groupBy(columns)} ORDER BY ${orderBy(columns)}`,
+    values: [query.projectId, query.fromIso, query.toIso],
+  };
+}
+
+function orderBy(columns: string[]): string {
+  return columns.length === 0 ? '1' : columns.map((_, index) => index + 1).join(', ');
+}
+
+/** `2026-11-23T10:00:00.000Z` -> `2026-11-23T10`, the rollup's hour key. */
+export function hourKey(iso: string): string {
+  return iso.slice(0, 13);
+}
+
+/**
+ * SQLite buckets are the rollup's text keys (`YYYY-MM-DDTHH` or `YYYY-MM-DD`), grouped as they are
+ * so an hourly report follows the rollup's primary key without a sort; the adapter completes them
+ * to RFC 3339 (sqliteBucketTime).
+ */
+function sqliteBucket(hourExpression: string, bucket: SpendQuery['bucket']): string | null {
+  if (bucket === null) return null;
+  return bucket === 'hour' ? hourExpression : `substr(${hourExpression}, 1, 10)`;
+}
+
+export function sqliteBucketTime(key: string): string {
+  return key.length === 13 ? `${key}:00:00.000Z` : `${key}T00:00:00.000Z`;
+}
+
+/** A Run's audit rows in sequence order, along the (run_id, sequence) index. */
+export function runAttemptsSql(runId: string, afterSequence: number, limit: number): Statement {
+  return {
+    sql: 'SELECT * FROM audit WHERE run_id = ? AND sequence > ? ORDER BY run_id, sequence LIMIT ?',
+    values: [runId, afterSequence, limit],
+  };
+}
+
+function postgresBucket(column: string, bucket: SpendQuery['bucket']): string | null {
+  if (bucket === null) return null;
+  // A timestamptz (the adapter renders it RFC 3339): formatting per row would cost more than the sums.
+  return `date_trunc('${bucket}', ${column}, 'UTC')`;
+}
+
+/**
+ * Every Work Unit created in the period with its spend (sum of its Runs' committed) and the head
+ * revision of its Outcome for the definition, if any.
+ */
+export function workUnitSpendSql(dialect: Dialect, query: WorkUnitSpendQuery): Statement {
+  const head = dialect === 'sqlite' ? 'o.is_head = 1' : 'o.is_head';
+  return {
+    sql: `SELECT w.id AS work_unit_id,
+        COALESCE((SELECT SUM(r.committed) FROM runs r WHERE r.work_unit_id = w.id), 0) AS spend,
+        COALESCE((SELECT SUM(r.unknown_attempts) FROM runs r WHERE r.work_unit_id = w.id), 0) AS unknown_attempts,
+        o.value AS head_value, o.provisional AS head_provisional
+      FROM work_units w
+      LEFT JOIN outcomes o ON o.work_unit_id = w.id AND o.definition_id = ? AND ${head}
+      WHERE w.project_id = ? AND w.created_at >= ? AND w.created_at < ?
+      ORDER BY w.id`,
+    values: [query.definitionId, query.projectId, query.fromIso, query.toIso],
+  };
+}
+
+/** The same definition as UNKNOWN_ATTEMPT_SQL, for one audit entry already read. */
+export function isUnknownAttempt(entry: { state: string }): boolean {
+  return entry.state === 'unknown';
+}

@@ -1,0 +1,141 @@
+/**
+ * The reports sub-port of the store (Store.reports): Project-scoped lists in a stable order with
+ * keyset cursors, and the aggregates behind the spend and cost-per-Outcome reports. Sums are exact
+ * integers (bigint, summed by the database as integers, never as floats). The use cases in
+ * reports/ turn these rows into pages and report bodies.
+ */
+import type { AuditEntry, Outcome, Run, WorkUnit } from './port.js';
+
+/** Keyset position of a list ordered by (created_at DESC, id DESC). */
+export interface CreatedPosition {
+  createdAt: string;
+  id: string;
+}
+
+export interface WorkUnitListQuery {
+  projectId: string;
+  status?: WorkUnit['status'];
+  /** Inclusive lower and exclusive upper bound on created_at (RFC 3339). */
+  createdFrom?: string;
+  createdTo?: string;
+  after?: CreatedPosition;
+  limit: number;
+}
+
+export type RunStatusFilter = 'active' | 'closed' | 'expired';
+export type BudgetStateFilter = 'available' | 'fully_reserved' | 'depleted';
+
+export interface RunListQuery {
+  projectId: string;
+  workUnitId?: string;
+  status?: RunStatusFilter;
+  budgetState?: BudgetStateFilter;
+  /** The clock, for the derived status (expired = active and expires_at <= now). */
+  nowIso: string;
+  after?: CreatedPosition;
+  limit: number;
+}
+
+export interface OutcomeListQuery {
+  projectId: string;
+  workUnitId?: string;
+  definitionId?: string;
+  /** The value as stored: its JSON text (`true`, `"happy"`). */
+  valueJson?: string;
+  provisional?: boolean;
+  /** Only head revisions (not superseded). */
+  headOnly?: boolean;
+  /** Ordered by governance_sequence DESC: rows below this sequence. */
+  beforeSequence?: number;
+  limit: number;
+}
+
+/** Dimensions a spend report can be grouped by besides time. */
+export const SPEND_DIMENSIONS = ['alias', 'connection', 'upstream_model', 'key_id'] as const;
+export type SpendDimension = (typeof SPEND_DIMENSIONS)[number];
+export type TimeBucket = 'hour' | 'day';
+
+export interface SpendQuery {
+  projectId: string;
+  /** Whole UTC hours, RFC 3339; attempts reserved in [from, to). */
+  fromIso: string;
+  toIso: string;
+  bucket: TimeBucket | null;
+  dimensions: readonly SpendDimension[];
+}
+
+export interface SpendGroupKey {
+  /** Start of the hour or day (RFC 3339) when bucketed. */
+  bucket?: string;
+  alias?: string;
+  connection?: string;
+  upstream_model?: string;
+  key_id?: string;
+}
+
+export interface SpendTotals {
+  calls: bigint;
+  inputTokens: bigint;
+  outputTokens: bigint;
+  cacheCreationInputTokens: bigint;
+  cacheReadInputTokens: bigint;
+  committedMicrosUsd: bigint;
+  unknownAttempts: bigint;
+  unknownMicrosUsd: bigint;
+}
+
+export interface SpendRow {
+  key: SpendGroupKey;
+  totals: SpendTotals;
+}
+
+export interface RefusalRow {
+  key: SpendGroupKey;
+  refusals: bigint;
+}
+
+/** A reservation that was not admitted (recorded by reports/refusal-recorder.ts). */
+export interface RefusalRecord {
+  projectId: string;
+  keyId: string;
+  runId: string | null;
+  alias: string;
+  /** Empty when the refusal happened before a target was chosen. */
+  connection: string;
+  upstreamModel: string;
+  reason: string;
+  createdAt: string;
+}
+
+export interface WorkUnitSpendQuery {
+  projectId: string;
+  definitionId: string;
+  /** Work Units created in [from, to). */
+  fromIso: string;
+  toIso: string;
+}
+
+/** One Work Unit of a cost-per-Outcome period: its spend (all its Runs) and its head Outcome. */
+export interface WorkUnitSpend {
+  workUnitId: string;
+  spendMicrosUsd: bigint;
+  unknownAttempts: bigint;
+  /** JSON text of the head revision's value; null without an Outcome for the definition. */
+  headValueJson: string | null;
+  headProvisional: boolean;
+}
+
+export interface ReportsRepository {
+  listWorkUnits(query: WorkUnitListQuery): Promise<WorkUnit[]>;
+  listRuns(query: RunListQuery): Promise<Run[]>;
+  listOutcomes(query: OutcomeListQuery): Promise<Outcome[]>;
+  /**
+   * A Run's audit rows after `afterSequence`, oldest first. Run ids are unique across Projects: the
+   * caller checks the Run belongs to its Project first (so the read follows the run index alone).
+   */
+  listAttempts(runId: string, afterSequence: number, limit: number): Promise<AuditEntry[]>;
+  spend(query: SpendQuery): Promise<SpendRow[]>;
+  refusals(query: SpendQuery): Promise<RefusalRow[]>;
+  recordRefusal(refusal: RefusalRecord): Promise<void>;
+  workUnitSpend(query: WorkUnitSpendQuery): Promise<WorkUnitSpend[]>;
+}

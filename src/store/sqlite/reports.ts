@@ -1,0 +1,106 @@
+/**
+ * SQLite reports repository (Store.reports): plain reads on the store's connection (serial with
+ * the writes, so every read is one consistent state). Sums are read with safeIntegers (bigint).
+ */
+import type Database from 'better-sqlite3';
+import type { AuditEntry, Outcome, Run, WorkUnit } from '../port.js';
+import { nonEmpty, refusalFromRow, spendFromRow, workUnitSpendFromRow } from '../report-rows.js';
+import {
+  outcomeListSql,
+  refusalSql,
+  runAttemptsSql,
+  runListSql,
+  type Statement,
+  spendSql,
+  sqliteBucketTime,
+  workUnitListSql,
+  workUnitSpendSql,
+} from '../report-sql.js';
+import type {
+  OutcomeListQuery,
+  RefusalRecord,
+  RefusalRow,
+  ReportsRepository,
+  RunListQuery,
+  SpendQuery,
+  SpendRow,
+  WorkUnitListQuery,
+  WorkUnitSpend,
+  WorkUnitSpendQuery,
+} from '../reports-port.js';
+import { auditFromRow, outcomeFromRow, type Row, runFromRow, workUnitFromRow } from '../rows.js';
+
+function withBucketTime(row: Row): Row {
+  return row.bucket === undefined ? row : { ...row, bucket: sqliteBucketTime(String(row.bucket)) };
+}
+
+export type SqliteRead = <T>(query: () => T) => T;
+
+export class SqliteReports implements ReportsRepository {
+  constructor(
+    private readonly db: Database.Database,
+    private readonly read: SqliteRead,
+    private readonly transaction: SqliteRead,
+  ) {}
+
+  private all(statement: Statement, exact = false): Row[] {
+    return this.read(
+      () =>
+        this.db
+          .prepare(statement.sql)
+          .safeIntegers(exact)
+          .all(...statement.values) as Row[],
+    );
+  }
+
+  async listWorkUnits(query: WorkUnitListQuery): Promise<WorkUnit[]> {
+    return this.all(workUnitListSql(query)).map(workUnitFromRow);
+  }
+
+  async listRuns(query: RunListQuery): Promise<Run[]> {
+    return this.all(runListSql(query)).map(runFromRow);
+  }
+
+  async listOutcomes(query: OutcomeListQuery): Promise<Outcome[]> {
+    return this.all(outcomeListSql('sqlite', query)).map(outcomeFromRow);
+  }
+
+  async listAttempts(runId: string, afterSequence: number, limit: number): Promise<AuditEntry[]> {
+    return this.all(runAttemptsSql(runId, afterSequence, limit)).map(auditFromRow);
+  }
+
+  async spend(query: SpendQuery): Promise<SpendRow[]> {
+    return this.all(spendSql('sqlite', query), true).map(withBucketTime).map(spendFromRow).filter(nonEmpty);
+  }
+
+  async refusals(query: SpendQuery): Promise<RefusalRow[]> {
+    return this.all(refusalSql('sqlite', query), true)
+      .map(withBucketTime)
+      .map(refusalFromRow)
+      .filter((row) => row.refusals > 0n);
+  }
+
+  async recordRefusal(refusal: RefusalRecord): Promise<void> {
+    this.transaction(() =>
+      this.db
+        .prepare(
+          `INSERT INTO refusals (project_id, key_id, run_id, alias, connection, upstream_model, reason, created_at)
+           VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+        )
+        .run(
+          refusal.projectId,
+          refusal.keyId,
+          refusal.runId,
+          refusal.alias,
+          refusal.connection,
+          refusal.upstreamModel,
+          refusal.reason,
+          refusal.createdAt,
+        ),
+    );
+  }
+
+  async workUnitSpend(query: WorkUnitSpendQuery): Promise<WorkUnitSpend[]> {
+    return this.all(workUnitSpendSql('sqlite', query), true).map(workUnitSpendFromRow);
+  }
+}
