@@ -2,7 +2,8 @@
 import { findProfile } from '../catalogue/profiles.js';
 import { RESOURCE_PRICE_FIELD, type ResourceEndpoint, servesResource } from '../catalogue/side-endpoints.js';
 import { KEY_SECRET_PATTERN } from '../lib/secrets.js';
-import type { Config } from './schema.js';
+import { mediaPriceProblems } from './media-prices.js';
+import { type Config, isMessagesModel } from './schema.js';
 
 export const EXPERIMENTAL_ENDPOINTS = [
   'files',
@@ -139,17 +140,26 @@ function checkConnections(config: Config, environment: NodeJS.ProcessEnv): strin
 
 function checkModels(config: Config): string[] {
   const problems: string[] = [];
-  const connections = new Set(config.connections.map((connection) => connection.name));
+  const connections = new Map(config.connections.map((connection) => [connection.name, connection]));
   for (const alias of duplicates(config.models.map((model) => model.alias)))
-    problems.push(`/models: duplicate alias "${alias}"`);
+    problems.push(`/models: duplicate alias "${alias}" (an alias means one thing on every endpoint)`);
   config.models.forEach((model, index) => {
     model.targets.forEach((target, targetIndex) => {
-      if (!connections.has(target.connection)) {
+      const at = `/models/${index}/targets/${targetIndex}`;
+      const connection = connections.get(target.connection);
+      if (!connection) {
+        problems.push(`${at}/connection: unknown connection "${target.connection}"`);
+        return;
+      }
+      if (isMessagesModel(model)) return;
+      const row = findProfile(connection.profile);
+      if (row && !servesResource(row, model.endpoint)) {
         problems.push(
-          `/models/${index}/targets/${targetIndex}/connection: unknown connection "${target.connection}"`,
+          `${at}/connection: connection "${connection.name}" (profile ${row.id}) does not serve ${model.endpoint}`,
         );
       }
     });
+    if (!isMessagesModel(model)) problems.push(...mediaPriceProblems(model, `/models/${index}`));
   });
   return problems;
 }
