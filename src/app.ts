@@ -15,6 +15,7 @@ import { dialectOf, renderError } from './errors/render.js';
 import type { Upstreams } from './gateway/connections.js';
 import { CountTokensService } from './gateway/count-tokens-service.js';
 import { MessagesService } from './gateway/messages-service.js';
+import { ModelsCatalogue } from './gateway/models/list-models.js';
 import { RateLimiter } from './governance/rate-limit.js';
 import { GovernanceService } from './governance/service.js';
 import { Authenticator } from './http/auth.js';
@@ -23,6 +24,7 @@ import { registerErrorHandling } from './http/errors.js';
 import { registerGovernanceRoutes } from './http/governance-routes.js';
 import { registerHealthRoutes } from './http/health-routes.js';
 import { registerMessagesRoutes } from './http/messages-routes.js';
+import { registerModelsRoutes } from './http/models-routes.js';
 import { registerResourceRoutes } from './http/resource-routes.js';
 import type { Ledger } from './ledger/ledger.js';
 import type { Clock } from './lib/clock.js';
@@ -103,6 +105,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     messages: new MessagesService({ config: deps.config, upstreams: deps.upstreams, ledger: deps.ledger }),
     countTokens: new CountTokensService(deps.upstreams, deps.ledger),
   });
+  registerModelsRoutes(app, { authenticator, models: new ModelsCatalogue(deps.config, deps.clock.now()) });
   registerResourceRoutes(app, { ...deps, authenticator });
   registerDeferredWork(app, { ...deps, authenticator });
   await app.ready();
