@@ -2,7 +2,8 @@
  * Output items while the outbound stream builds them, and the emitter that numbers the events
  * (helpers of outbound-stream.ts).
  */
-import type { OutputItem, OutputTextPart } from './outbound-object.js';
+import type { StopReason, Usage } from '../../canonical/types.js';
+import { itemId, type OutboundContext, type OutputItem, type OutputTextPart } from './outbound-object.js';
 import type { ResponsesServerEvent, ResponsesServerEventBody } from './server-events.js';
 
 export type OpenItem =
@@ -58,3 +59,46 @@ export function functionCallItem(
     status,
   };
 }
+
+export type OpenBlock = 'text' | 'thinking' | 'tool_use' | 'skipped';
+
+export interface Streaming {
+  phase: 'streaming';
+  sequence: number;
+  output: OutputItem[];
+  item: OpenItem | undefined;
+  block: OpenBlock | undefined;
+  stopReason: StopReason | null;
+  usage: Usage;
+}
+
+export function openItem(
+  state: Streaming,
+  prefix: 'msg' | 'rs',
+  context: OutboundContext,
+  out: Emitter,
+): Streaming {
+  const outputIndex = state.output.length;
+  const id = itemId(context, prefix, outputIndex);
+  const item: OpenItem =
+    prefix === 'msg'
+      ? { kind: 'message', outputIndex, id, parts: [] }
+      : { kind: 'reasoning', outputIndex, id, text: '' };
+  out.emit({
+    type: 'response.output_item.added',
+    output_index: outputIndex,
+    item: doneItem(item, 'in_progress'),
+  });
+  return { ...state, item };
+}
+
+/** Sends output_item.done for the open item (if any) and moves it into the output. */
+export function closeItem(state: Streaming, status: 'completed' | 'incomplete', out: Emitter): Streaming {
+  const item = state.item;
+  if (item === undefined) return state;
+  const done = doneItem(item, item.kind === 'function_call' ? 'completed' : status);
+  out.emit({ type: 'response.output_item.done', output_index: item.outputIndex, item: done });
+  return { ...state, item: undefined, output: [...state.output, done] };
+}
+
+/** A stateful wrapper for the gateway core: feed canonical events, then end. */
