@@ -1,9 +1,11 @@
 /** Checks a schema-valid configuration for problems a schema cannot express (references, ranges). */
 import { findProfile } from '../catalogue/profiles.js';
-import { RESOURCE_PRICE_FIELD, type ResourceEndpoint, servesResource } from '../catalogue/side-endpoints.js';
+import { servesResource } from '../catalogue/side-endpoints.js';
 import { KEY_SECRET_PATTERN } from '../lib/secrets.js';
-import { mediaPriceProblems } from './media-prices.js';
-import { type Config, isMessagesModel } from './schema.js';
+import { legacyResourcePriceProblems, mediaPriceProblems } from './media-prices.js';
+import { type Config, isMessagesModel, MODEL_ENDPOINTS } from './schema.js';
+
+const MEDIA_ENDPOINTS = MODEL_ENDPOINTS.filter((endpoint) => endpoint !== 'messages');
 
 export const EXPERIMENTAL_ENDPOINTS = [
   'files',
@@ -23,6 +25,7 @@ export function checkConfigSemantics(config: Config, environment: NodeJS.Process
     ...checkModels(config),
     ...checkEndpoints(config),
     ...checkResourceDefaults(config),
+    ...legacyResourcePriceProblems(config),
   ];
 }
 
@@ -180,23 +183,26 @@ function checkEndpoints(config: Config): string[] {
   return problems;
 }
 
-/** A default connection of a resource endpoint must serve it, and be priced for it. */
+/**
+ * A default connection of a resource endpoint must serve it. Media endpoints take their connection
+ * from the model alias (Svc-Route still pins one of its connections), so a default there would do
+ * nothing and is refused.
+ */
 function checkResourceDefaults(config: Config): string[] {
   const problems: string[] = [];
   for (const [endpoint, name] of Object.entries(config.endpoints.default_connections)) {
-    if (!Object.hasOwn(RESOURCE_PRICE_FIELD, endpoint)) continue;
-    const resource = endpoint as ResourceEndpoint;
-    const connection = config.connections.find((candidate) => candidate.name === name);
-    const row = connection ? findProfile(connection.profile) : undefined;
-    if (!connection || !row) continue;
     const at = `/endpoints/default_connections/${endpoint}`;
-    if (!servesResource(row, resource)) {
-      problems.push(`${at}: connection "${name}" (profile ${row.id}) does not serve ${endpoint}`);
+    if ((MEDIA_ENDPOINTS as readonly string[]).includes(endpoint)) {
+      problems.push(
+        `${at}: not used: the model alias of a ${endpoint} request names its connection (add a media alias under models; Svc-Route pins one of its connections). Remove this line.`,
+      );
       continue;
     }
-    const price = RESOURCE_PRICE_FIELD[resource];
-    if (price !== undefined && connection.resource_prices?.[price] === undefined) {
-      problems.push(`${at}: connection "${name}" needs resource_prices.${price} to serve ${endpoint}`);
+    if (endpoint !== 'files') continue;
+    const connection = config.connections.find((candidate) => candidate.name === name);
+    const row = connection ? findProfile(connection.profile) : undefined;
+    if (row && !servesResource(row, 'files')) {
+      problems.push(`${at}: connection "${name}" (profile ${row.id}) does not serve files`);
     }
   }
   return problems;

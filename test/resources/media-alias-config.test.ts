@@ -2,6 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { parseConfig } from '../../src/config/load.js';
 import { legacyResourcePriceProblems } from '../../src/config/media-prices.js';
+import type { Config } from '../../src/config/schema.js';
 import { baseConfig } from '../support/gateway.js';
 
 const ENV = { SIM_UPSTREAM_KEY: 'sk' };
@@ -142,21 +143,22 @@ describe('media aliases', () => {
   });
 
   it('names the media aliases to write instead of per-connection resource_prices', () => {
-    const parsed = config(
-      [],
-      [
-        {
-          ...CONNECTIONS[0],
-          resource_prices: {
-            speech_per_million_characters_micros: 15_000_000,
-            transcription_per_minute_micros: 6_000,
-            transcription_max_seconds: 600,
-            image_micros: 40_000,
-            moderation_request_micros: 100,
-          },
+    const connections = [
+      {
+        ...CONNECTIONS[0],
+        resource_prices: {
+          speech_per_million_characters_micros: 15_000_000,
+          transcription_per_minute_micros: 6_000,
+          transcription_max_seconds: 600,
+          image_micros: 40_000,
+          moderation_request_micros: 100,
         },
-      ],
+      },
+    ];
+    expect(() => config([], connections)).toThrow(
+      /test\.yaml: \/connections\/0\/resource_prices: per-connection prices are no longer accepted/,
     );
+    const parsed = { connections } as unknown as Config;
     const [problem, ...rest] = legacyResourcePriceProblems(parsed);
     expect(rest).toEqual([]);
     expect(problem).toMatch(
