@@ -16,6 +16,7 @@ import { registerErrorHandling } from './http/errors.js';
 import { registerGovernanceRoutes } from './http/governance-routes.js';
 import { registerHealthRoutes } from './http/health-routes.js';
 import { registerMessagesRoutes } from './http/messages-routes.js';
+import { registerModelsRoutes } from './http/models-routes.js';
 import { registerResourceRoutes } from './http/resource-routes.js';
 import { registerResponsesRoutes } from './http/responses-routes.js';
 import { randomBase32 } from './lib/ids.js';
@@ -81,6 +82,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   registerResourceRoutes(app, { ...services, maxUploadBytes: deps.config.objects.max_upload_bytes });
   registerResponsesRoutes(app, { authenticator, responses: services.responses });
   registerBatchesRoutes(app, { authenticator, batches: services.batches });
+  registerModelsRoutes(app, services);
   app.addHook('onSend', async (request, reply, payload) => {
     if (reply.statusCode === 409 && DEFERRED_PATHS.test(request.url)) reply.header('x-should-retry', 'false');
     return payload;
