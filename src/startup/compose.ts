@@ -87,7 +87,8 @@ export function composeServices(appDeps: AppDeps): Services {
   const deps = { ...base, runner };
   const { config, store, clock, upstreams, ledger } = deps;
   const running = new RunningCalls();
-  const responses = new ResponsesService({ ...deps, running });
+  const messages = new MessagesService({ config, upstreams, runner });
+  const responses = new ResponsesService({ ...deps, running, messages });
   const responseRunner = new ResponseRunner({ ...deps, running });
   const batches = new BatchService(deps);
   const batchJob = new BatchJob(deps);
@@ -124,7 +125,7 @@ export function composeServices(appDeps: AppDeps): Services {
       pendingFor: (runId) => ledger.pendingFor(runId),
     }),
     rateLimiter: new RateLimiter(clock),
-    messages: new MessagesService({ config, upstreams, runner }),
+    messages,
     countTokens: new CountTokensService(upstreams, runner),
     files: new FilesService({ config, store, objects: deps.objects, upstreams, clock }),
     side: new SideEndpointsService({ config, upstreams, runner, objects: deps.objects }),
