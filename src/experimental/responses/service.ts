@@ -91,6 +91,17 @@ const CANCELLED_QUEUED = settled('not_sent', 'cancelled_queued');
 const CANCELLED_RUNNING = settled('cancelled_running', 'cancelled');
 const EXPIRED_RUNNING = settled('unknown', 'expired');
 
+/** The alias's responses-wire target connection: the named default if the alias has it, else its first. */
+function responsesTarget(
+  alias: { targets: ReadonlyArray<{ connection: Connection }> },
+  preferred: string | undefined,
+): Connection | undefined {
+  const candidates = alias.targets
+    .map((target) => target.connection)
+    .filter((connection) => connection.row.primitive === 'responses');
+  return candidates.find((connection) => connection.name === preferred) ?? candidates[0];
+}
+
 /** The connection Svc-Route names, if any (400 when it names none configured). */
 function pinnedConnection(upstreams: Upstreams, headers: IncomingHttpHeaders): Connection | undefined {
   const header = headers['svc-route'];
@@ -135,6 +146,13 @@ export class ResponsesService {
     if (first.row.primitive === 'responses' && !request.stream) {
       return { kind: 'json', ...(await this.asIs(call, runId, request, first)) };
     }
+    // Background responses are replayed on the responses wire only: without a pin, the alias's
+    // responses-wire target serves them (the configured default connection's first).
+    const keeper =
+      request.background && !pinned
+        ? responsesTarget(alias, config.endpoints.default_connections.responses)
+        : undefined;
+    if (keeper) return { kind: 'json', ...(await this.asIs(call, runId, request, keeper)) };
     const canonical = canonicalRequestOf(request.body, config.responses.default_max_output_tokens);
     if (request.background) {
       throw new GatewayError(
