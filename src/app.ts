@@ -18,6 +18,7 @@ import { governanceGuard, registerGovernanceRoutes } from './http/governance-rou
 import { registerHealthRoutes } from './http/health-routes.js';
 import { registerInputGuard } from './http/input-guard.js';
 import { registerMessagesRoutes } from './http/messages-routes.js';
+import { registerModelsRoutes } from './http/models-routes.js';
 import { registerReportRoutes } from './http/report-routes.js';
 import { registerResourceRoutes } from './http/resource-routes.js';
 import { registerResponsesRoutes } from './http/responses-routes.js';
@@ -87,6 +88,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   registerResourceRoutes(app, { ...services, maxUploadBytes: deps.config.objects.max_upload_bytes });
   registerResponsesRoutes(app, { authenticator, responses: services.responses });
   registerBatchesRoutes(app, { authenticator, batches: services.batches });
+  registerModelsRoutes(app, services);
   app.addHook('onSend', async (request, reply, payload) => {
     if (reply.statusCode === 409 && DEFERRED_PATHS.test(request.url)) reply.header('x-should-retry', 'false');
     return payload;

@@ -78,7 +78,7 @@ describe('quick start configuration', () => {
     });
     expect(unit.status).toBe(201);
     const client = new OpenAI({ baseURL: `${gateway.url}/v1`, apiKey: key });
-    const moderation = await client.moderations.create({ model: 'demo', input: 'hello' });
+    const moderation = await client.moderations.create({ model: 'demo-moderation', input: 'hello' });
     expect(moderation.results).toHaveLength(1);
     const response = await client.responses.create({ model: 'demo', input: 'hello', max_output_tokens: 64 });
     expect(response.status).toBe('completed');

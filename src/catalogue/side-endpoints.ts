@@ -28,17 +28,6 @@ export type ResourceEndpoint =
   | 'images.generations'
   | 'moderations';
 
-/** The resource_prices field an endpoint needs on its connection (files need none). */
-export const RESOURCE_PRICE_FIELD = {
-  batches: undefined,
-  responses: undefined,
-  files: undefined,
-  'audio.speech': 'speech_per_million_characters_micros',
-  'audio.transcriptions': 'transcription_per_minute_micros',
-  'images.generations': 'image_micros',
-  moderations: 'moderation_request_micros',
-} as const satisfies Record<ResourceEndpoint, string | undefined>;
-
 export function servesResource(row: ProfileRow, endpoint: ResourceEndpoint): boolean {
   switch (endpoint) {
     case 'batches':

@@ -1,8 +1,11 @@
 /** Checks a schema-valid configuration for problems a schema cannot express (references, ranges). */
 import { findProfile } from '../catalogue/profiles.js';
-import { RESOURCE_PRICE_FIELD, type ResourceEndpoint, servesResource } from '../catalogue/side-endpoints.js';
+import { servesResource } from '../catalogue/side-endpoints.js';
 import { KEY_SECRET_PATTERN } from '../lib/secrets.js';
-import type { Config } from './schema.js';
+import { legacyResourcePriceProblems, mediaPriceProblems } from './media-prices.js';
+import { type Config, isMessagesModel, MODEL_ENDPOINTS } from './schema.js';
+
+const MEDIA_ENDPOINTS = MODEL_ENDPOINTS.filter((endpoint) => endpoint !== 'messages');
 
 export const EXPERIMENTAL_ENDPOINTS = [
   'files',
@@ -24,6 +27,7 @@ export function checkConfigSemantics(config: Config, environment: NodeJS.Process
     ...checkResourceDefaults(config),
     ...checkListen(config),
     ...checkObjects(config),
+    ...legacyResourcePriceProblems(config),
   ];
 }
 
@@ -174,17 +178,26 @@ function checkConnections(config: Config, environment: NodeJS.ProcessEnv): strin
 
 function checkModels(config: Config): string[] {
   const problems: string[] = [];
-  const connections = new Set(config.connections.map((connection) => connection.name));
+  const connections = new Map(config.connections.map((connection) => [connection.name, connection]));
   for (const alias of duplicates(config.models.map((model) => model.alias)))
-    problems.push(`/models: duplicate alias "${alias}"`);
+    problems.push(`/models: duplicate alias "${alias}" (an alias means one thing on every endpoint)`);
   config.models.forEach((model, index) => {
     model.targets.forEach((target, targetIndex) => {
-      if (!connections.has(target.connection)) {
+      const at = `/models/${index}/targets/${targetIndex}`;
+      const connection = connections.get(target.connection);
+      if (!connection) {
+        problems.push(`${at}/connection: unknown connection "${target.connection}"`);
+        return;
+      }
+      if (isMessagesModel(model)) return;
+      const row = findProfile(connection.profile);
+      if (row && !servesResource(row, model.endpoint)) {
         problems.push(
-          `/models/${index}/targets/${targetIndex}/connection: unknown connection "${target.connection}"`,
+          `${at}/connection: connection "${connection.name}" (profile ${row.id}) does not serve ${model.endpoint}`,
         );
       }
     });
+    if (!isMessagesModel(model)) problems.push(...mediaPriceProblems(model, `/models/${index}`));
   });
   return problems;
 }
@@ -205,23 +218,26 @@ function checkEndpoints(config: Config): string[] {
   return problems;
 }
 
-/** A default connection of a resource endpoint must serve it, and be priced for it. */
+/**
+ * A default connection of a resource endpoint must serve it. Media endpoints take their connection
+ * from the model alias (Svc-Route still pins one of its connections), so a default there would do
+ * nothing and is refused.
+ */
 function checkResourceDefaults(config: Config): string[] {
   const problems: string[] = [];
   for (const [endpoint, name] of Object.entries(config.endpoints.default_connections)) {
-    if (!Object.hasOwn(RESOURCE_PRICE_FIELD, endpoint)) continue;
-    const resource = endpoint as ResourceEndpoint;
-    const connection = config.connections.find((candidate) => candidate.name === name);
-    const row = connection ? findProfile(connection.profile) : undefined;
-    if (!connection || !row) continue;
     const at = `/endpoints/default_connections/${endpoint}`;
-    if (!servesResource(row, resource)) {
-      problems.push(`${at}: connection "${name}" (profile ${row.id}) does not serve ${endpoint}`);
+    if ((MEDIA_ENDPOINTS as readonly string[]).includes(endpoint)) {
+      problems.push(
+        `${at}: not used: the model alias of a ${endpoint} request names its connection (add a media alias under models; Svc-Route pins one of its connections). Remove this line.`,
+      );
       continue;
     }
-    const price = RESOURCE_PRICE_FIELD[resource];
-    if (price !== undefined && connection.resource_prices?.[price] === undefined) {
-      problems.push(`${at}: connection "${name}" needs resource_prices.${price} to serve ${endpoint}`);
+    if (endpoint !== 'files') continue;
+    const connection = config.connections.find((candidate) => candidate.name === name);
+    const row = connection ? findProfile(connection.profile) : undefined;
+    if (row && !servesResource(row, 'files')) {
+      problems.push(`${at}: connection "${name}" (profile ${row.id}) does not serve files`);
     }
   }
   return problems;

@@ -7,7 +7,9 @@ import { Ajv } from 'ajv';
 import { parseDocument } from 'yaml';
 import { checkConfigSemantics } from './check.js';
 import { type AppliedOverride, applyEnvironmentOverrides } from './environment-overrides.js';
+import { modelEntryProblems } from './model-entries.js';
 import { type Config, ConfigSchema } from './schema.js';
+import { schemaProblems } from './schema-problems.js';
 
 export class ConfigError extends Error {
   override readonly name = 'ConfigError';
@@ -24,17 +26,13 @@ const validate = ajv.compile(ConfigSchema);
 
 /** Validates an already-parsed configuration object (defaults are filled in place). */
 export function parseConfig(raw: unknown, file: string, environment: NodeJS.ProcessEnv): Config {
-  if (!validate(raw)) {
-    const problems = (validate.errors ?? []).map((error) => {
-      const detail =
-        error.keyword === 'additionalProperties'
-          ? `unknown field "${String((error.params as { additionalProperty: string }).additionalProperty)}"`
-          : error.keyword === 'enum' || error.keyword === 'const'
-            ? `${error.message} (${JSON.stringify(error.params)})`
-            : (error.message ?? 'invalid');
-      return `${error.instancePath || '/'}: ${detail}`;
-    });
-    throw new ConfigError(file, dedupe(problems));
+  // Model entries first: their validators fill the entries' defaults and report by entry.
+  const modelProblems = modelEntryProblems((raw as { models?: unknown } | null)?.models);
+  if (!validate(raw) || modelProblems.length > 0) {
+    const problems = schemaProblems(validate.errors ?? []).filter(
+      (problem) => !problem.startsWith('/models/'),
+    );
+    throw new ConfigError(file, dedupe([...problems, ...modelProblems]));
   }
   const config = raw as Config;
   const problems = checkConfigSemantics(config, environment);

@@ -3,7 +3,7 @@
  * file and the TypeScript type the rest of the code reads, so the two cannot drift.
  * docs/configuration.md documents every field with a complete example.
  */
-import { type Static, Type as T } from '@sinclair/typebox';
+import { type Static, Type as T, type TSchema } from '@sinclair/typebox';
 
 const Id = (pattern: string, description: string) => T.String({ pattern, description });
 const PositiveInteger = T.Integer({ minimum: 1 });
@@ -91,8 +91,8 @@ const AuthSchema = T.Object(
 );
 
 /**
- * Prices of the experimental side endpoints on a chat-embeddings connection (micro-USD). An
- * endpoint whose price is absent is not served on that connection (501 endpoint_not_served).
+ * LEGACY prices of the side endpoints on a connection (micro-USD). Replaced by media aliases (a
+ * `models` entry with `endpoint:`); check.ts refuses it with the aliases to write instead.
  */
 const ResourcePricesSchema = T.Object(
   {
@@ -140,23 +140,107 @@ const PriceSchema = T.Object(
   { additionalProperties: false },
 );
 
-const ModelSchema = T.Object(
+const TokenTarget = T.Object(
   {
-    alias: T.String({ pattern: '^[A-Za-z0-9][A-Za-z0-9._:/-]{0,127}$' }),
-    targets: T.Array(
+    connection: T.String(),
+    model: T.String({ minLength: 1 }),
+    price: PriceSchema,
+  },
+  { additionalProperties: false },
+);
+
+const AliasName = T.String({ pattern: '^[A-Za-z0-9][A-Za-z0-9._:/-]{0,127}$' });
+
+/** A messages alias (the default): served on /v1/messages, count_tokens, /v1/responses and batches. */
+const MessagesModelSchema = T.Object(
+  {
+    alias: AliasName,
+    endpoint: T.Optional(T.Literal('messages')),
+    targets: T.Array(TokenTarget, { minItems: 1 }),
+  },
+  { additionalProperties: false },
+);
+
+/**
+ * Media aliases (issue 15): the model of a speech, transcription, image or moderation request is an
+ * alias whose targets name a connection, the upstream model sent there and that model's prices in
+ * the unit the endpoint bills. ledger/resource-pricing.ts prices them.
+ */
+const SpeechPriceSchema = T.Object(
+  { per_million_characters_micros: NonNegativeInteger },
+  { additionalProperties: false },
+);
+const TranscriptionPriceSchema = T.Object(
+  {
+    /** Exactly one of per_minute_micros and per_second_micros (check.ts). */
+    per_minute_micros: T.Optional(NonNegativeInteger),
+    per_second_micros: T.Optional(NonNegativeInteger),
+    /** Reservation bound of one transcription (its duration is unknown before the upstream answers). */
+    max_seconds: T.Integer({ minimum: 1, default: 3600 }),
+  },
+  { additionalProperties: false },
+);
+export const IMAGE_QUALITIES = ['standard', 'hd', 'low', 'medium', 'high'] as const;
+const ImageSize = T.String({ pattern: '^[1-9][0-9]{1,4}x[1-9][0-9]{1,4}$' });
+const ImagePriceSchema = T.Object(
+  {
+    /** One row per priced size and quality; a row without quality prices every quality of its size. */
+    per_image: T.Array(
       T.Object(
         {
-          connection: T.String(),
-          model: T.String({ minLength: 1 }),
-          price: PriceSchema,
+          size: ImageSize,
+          quality: T.Optional(T.Union(IMAGE_QUALITIES.map((quality) => T.Literal(quality)))),
+          micros: NonNegativeInteger,
         },
         { additionalProperties: false },
       ),
       { minItems: 1 },
     ),
+    /** What the upstream model uses when a request omits size or quality (absent: the dearest row). */
+    default_size: T.Optional(ImageSize),
+    default_quality: T.Optional(T.Union(IMAGE_QUALITIES.map((quality) => T.Literal(quality)))),
   },
   { additionalProperties: false },
 );
+const ModerationPriceSchema = T.Object(
+  { per_request_micros: NonNegativeInteger },
+  { additionalProperties: false },
+);
+
+function mediaModel<E extends string, P extends TSchema>(endpoint: E, price: P) {
+  return T.Object(
+    {
+      alias: AliasName,
+      endpoint: T.Literal(endpoint),
+      targets: T.Array(
+        T.Object(
+          { connection: T.String(), model: T.String({ minLength: 1 }), price },
+          { additionalProperties: false },
+        ),
+        { minItems: 1 },
+      ),
+    },
+    { additionalProperties: false },
+  );
+}
+
+export const SpeechModelSchema = mediaModel('audio.speech', SpeechPriceSchema);
+export const TranscriptionModelSchema = mediaModel('audio.transcriptions', TranscriptionPriceSchema);
+export const ImagesModelSchema = mediaModel('images.generations', ImagePriceSchema);
+export const ModerationModelSchema = mediaModel('moderations', ModerationPriceSchema);
+
+/** The schema of one `models` entry, chosen by its `endpoint` (config/model-entries.ts validates by it). */
+export const MODEL_SCHEMAS = {
+  messages: MessagesModelSchema,
+  'audio.speech': SpeechModelSchema,
+  'audio.transcriptions': TranscriptionModelSchema,
+  'images.generations': ImagesModelSchema,
+  moderations: ModerationModelSchema,
+} as const;
+export type ModelEndpoint = keyof typeof MODEL_SCHEMAS;
+export const MODEL_ENDPOINTS = Object.keys(MODEL_SCHEMAS) as ModelEndpoint[];
+
+const ModelSchema = T.Union(Object.values(MODEL_SCHEMAS));
 
 /** objects.s3: an S3-compatible bucket; credentials come from the named environment variables. */
 const S3Schema = T.Object(
@@ -348,8 +432,25 @@ export const ConfigSchema = T.Object(
 export type Config = Static<typeof ConfigSchema>;
 export type ProjectConfig = Config['projects'][number];
 export type ConnectionConfig = Config['connections'][number];
-export type ModelConfig = Config['models'][number];
+export type AnyModelConfig = Config['models'][number];
+/** A messages alias (token prices). */
+export type ModelConfig = Static<typeof MessagesModelSchema>;
 export type TargetConfig = ModelConfig['targets'][number];
 export type PriceConfig = TargetConfig['price'];
+export type SpeechPriceConfig = Static<typeof SpeechPriceSchema>;
+export type TranscriptionPriceConfig = Static<typeof TranscriptionPriceSchema>;
+export type ImagePriceConfig = Static<typeof ImagePriceSchema>;
+export type ModerationPriceConfig = Static<typeof ModerationPriceSchema>;
+export type MediaModelConfig = Exclude<AnyModelConfig, ModelConfig>;
+export type MediaEndpoint = MediaModelConfig['endpoint'];
+
+export function isMessagesModel(model: AnyModelConfig): model is ModelConfig {
+  return model.endpoint === undefined || model.endpoint === 'messages';
+}
+
+/** The messages aliases of a configuration. */
+export function messagesModels(config: Config): ModelConfig[] {
+  return config.models.filter(isMessagesModel);
+}
 export type AuthConfig = ConnectionConfig['auth'];
 export type ResourcePricesConfig = NonNullable<ConnectionConfig['resource_prices']>;

@@ -6,7 +6,7 @@
 import aws4 from 'aws4';
 import { Pool } from 'undici';
 import { findProfile, type ProfileRow } from '../catalogue/profiles.js';
-import type { AuthConfig, Config, ConnectionConfig } from '../config/schema.js';
+import { type AuthConfig, type Config, type ConnectionConfig, messagesModels } from '../config/schema.js';
 import { type Price, priceFromConfig } from '../ledger/pricing.js';
 import type { UpstreamEndpoint } from '../primitives/shared/upstream-call.js';
 
@@ -117,7 +117,7 @@ export function buildUpstreams(config: Config, environment: NodeJS.ProcessEnv): 
     config.connections.map((connection) => [connection.name, buildConnection(connection, environment)]),
   );
   const aliases = new Map(
-    config.models.map((model) => [
+    messagesModels(config).map((model) => [
       model.alias,
       {
         alias: model.alias,

@@ -27,7 +27,7 @@ function jsonBody(request: FastifyRequest): unknown {
 }
 
 /** An AbortSignal that fires when the client closes the connection before the response finished. */
-function clientGoneSignal(reply: FastifyReply): AbortSignal {
+export function clientGoneSignal(reply: FastifyReply): AbortSignal {
   const controller = new AbortController();
   reply.raw.on('close', () => {
     if (!reply.raw.writableFinished) controller.abort();
@@ -53,7 +53,7 @@ function writable(response: ServerResponse): Promise<void> {
  * for 'drain' when the client reads slower than the upstream writes (backpressure, no buffering).
  * The frames generator never throws: failures arrive as SSE `error` frames.
  */
-async function writeEventStream(
+export async function writeEventStream(
   request: FastifyRequest,
   reply: FastifyReply,
   headers: Record<string, string>,

@@ -8,6 +8,7 @@ import type { ResponsesService } from '../experimental/responses/service.js';
 import { requireScopes } from '../governance/scopes.js';
 import type { Authenticator } from './auth.js';
 import { isJsonContentType, jsonBodyBytes } from './body.js';
+import { clientGoneSignal, writeEventStream } from './messages-routes.js';
 
 export interface ResponsesRouteDeps {
   authenticator: Authenticator;
@@ -39,7 +40,9 @@ export function registerResponsesRoutes(app: FastifyInstance, deps: ResponsesRou
       headers: request.headers,
       body: jsonObjectBody(request),
       bodyBytes: jsonBodyBytes(request),
+      clientSignal: clientGoneSignal(reply),
     });
+    if (answer.kind === 'stream') return writeEventStream(request, reply, answer.headers, answer.frames);
     return reply.headers(answer.headers).send(answer.body);
   });
 

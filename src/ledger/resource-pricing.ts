@@ -10,6 +10,12 @@
  *   images         images x price per image; the reservation uses n (default 1).
  *   moderations    one fixed price per request.
  */
+import type {
+  ImagePriceConfig,
+  ModerationPriceConfig,
+  SpeechPriceConfig,
+  TranscriptionPriceConfig,
+} from '../config/schema.js';
 
 function ceilDivide(numerator: bigint, denominator: bigint): number {
   return Number((numerator + denominator - 1n) / denominator);
@@ -33,4 +39,73 @@ export function transcriptionCost(seconds: number, perMinute: number): number {
 
 export function imagesCost(images: number, perImage: number): number {
   return images * perImage;
+}
+
+// ---- media alias targets (issue 15): each upstream model carries its own prices ----------------
+//   speech         per million characters (as above); known before the call: reservation = cost.
+//   transcription  per minute or per second of audio, to the millisecond, rounded up; reserved at
+//                  the target's max_seconds.
+//   images         per image, by size and quality: the row of the size and quality the request
+//                  resolves to (its own, else the target's defaults); what stays open ('auto' or
+//                  omitted without a default) is reserved at the dearest matching row and settled
+//                  at the size and quality the upstream reports, if it reports a priced one.
+//   moderations    per request.
+
+export function speechCostOf(price: SpeechPriceConfig, input: string): number {
+  return speechCost(characterCount(input), price.per_million_characters_micros);
+}
+
+export function transcriptionCostOf(price: TranscriptionPriceConfig, seconds: number): number {
+  if (price.per_second_micros !== undefined) {
+    const milliseconds = BigInt(Math.ceil(seconds * 1000));
+    return ceilDivide(milliseconds * BigInt(price.per_second_micros), 1000n);
+  }
+  return transcriptionCost(seconds, price.per_minute_micros ?? 0);
+}
+
+export function transcriptionReservationOf(price: TranscriptionPriceConfig): number {
+  return transcriptionCostOf(price, price.max_seconds);
+}
+
+export interface ImageChoice {
+  size?: string | undefined;
+  quality?: string | undefined;
+}
+
+/** The concrete size and quality a request asks for; 'auto' and omitted fall back to the defaults. */
+export function resolveImageChoice(price: ImagePriceConfig, requested: ImageChoice): ImageChoice {
+  const concrete = (value: string | undefined) =>
+    value === undefined || value === 'auto' ? undefined : value;
+  return {
+    size: concrete(requested.size) ?? price.default_size,
+    quality: concrete(requested.quality) ?? price.default_quality,
+  };
+}
+
+/** Price of one image of this choice (the dearest matching row), or undefined when none is priced. */
+export function imageUnitPrice(price: ImagePriceConfig, choice: ImageChoice): number | undefined {
+  const rows = price.per_image.filter(
+    (row) =>
+      (choice.size === undefined || row.size === choice.size) &&
+      (choice.quality === undefined || row.quality === undefined || row.quality === choice.quality),
+  );
+  return rows.length === 0 ? undefined : Math.max(...rows.map((row) => row.micros));
+}
+
+/**
+ * Settlement price of one image: the reported size and quality when they are priced (never above
+ * the reserved unit), else the reserved unit.
+ */
+export function settledImageUnitPrice(
+  price: ImagePriceConfig,
+  reservedUnit: number,
+  reported: ImageChoice,
+): number {
+  if (reported.size === undefined && reported.quality === undefined) return reservedUnit;
+  const unit = imageUnitPrice(price, resolveImageChoice(price, reported));
+  return unit === undefined ? reservedUnit : Math.min(unit, reservedUnit);
+}
+
+export function moderationCostOf(price: ModerationPriceConfig): number {
+  return price.per_request_micros;
 }

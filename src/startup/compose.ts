@@ -4,6 +4,7 @@
  * upstream connections, ledger, object store). app.ts only registers routes on what this returns;
  * http/ never builds a service nor imports an adapter.
  */
+
 import type { Logger } from 'pino';
 import type { Config } from '../config/schema.js';
 import { BatchJob } from '../experimental/batches/job.js';
@@ -16,6 +17,7 @@ import { ResponsesService } from '../experimental/responses/service.js';
 import type { Upstreams } from '../gateway/connections.js';
 import { CountTokensService } from '../gateway/messages/count-tokens-service.js';
 import { MessagesService } from '../gateway/messages/messages-service.js';
+import { ModelsCatalogue } from '../gateway/models/list-models.js';
 import { RateLimiter } from '../governance/rate-limit.js';
 import { GovernanceService } from '../governance/service.js';
 import { Authenticator } from '../http/auth.js';
@@ -59,6 +61,7 @@ export interface Services {
   side: SideEndpointsService;
   responses: ResponsesService;
   batches: BatchService;
+  models: ModelsCatalogue;
   /** Runs batches and deferred responses; started when the app listens, stopped when it closes. */
   worker: JobWorker;
 }
@@ -113,7 +116,8 @@ export function composeServices(appDeps: AppDeps): Services {
   const deps = { ...base, runner };
   const { config, store, clock, upstreams, ledger } = deps;
   const running = new RunningCalls();
-  const responses = new ResponsesService({ ...deps, running });
+  const messages = new MessagesService({ config, upstreams, runner });
+  const responses = new ResponsesService({ ...deps, running, messages });
   const responseRunner = new ResponseRunner({ ...deps, running });
   const batches = new BatchService(deps);
   const batchJob = new BatchJob(deps);
@@ -151,12 +155,13 @@ export function composeServices(appDeps: AppDeps): Services {
       pendingFor: (runId) => ledger.pendingFor(runId),
     }),
     rateLimiter: new RateLimiter(appDeps.limiter ?? store.rateBuckets, clock),
-    messages: new MessagesService({ config, upstreams, runner }),
+    messages,
     countTokens: new CountTokensService(upstreams, runner),
     files: new FilesService({ config, store, objects: deps.objects, upstreams, clock }),
     side: new SideEndpointsService({ config, upstreams, runner, objects: deps.objects }),
     responses,
     batches,
+    models: new ModelsCatalogue(config, clock.now()),
     worker,
   };
 }

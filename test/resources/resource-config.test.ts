@@ -17,30 +17,31 @@ function config(extra: Record<string, unknown>, environment: NodeJS.ProcessEnv =
 }
 
 describe('resource configuration', () => {
-  it('accepts priced default connections that serve their endpoints', () => {
-    expect(() =>
-      config({
-        endpoints: {
-          default_connections: { files: 'sim-vendora', 'audio.speech': 'sim-chat', moderations: 'sim-chat' },
-        },
-      }),
-    ).not.toThrow();
+  it('accepts a files default connection that serves files', () => {
+    expect(() => config({ endpoints: { default_connections: { files: 'sim-vendora' } } })).not.toThrow();
   });
 
   it('refuses a default connection whose profile cannot serve the endpoint', () => {
+    const connections = [
+      ...simulatedConnections('http://127.0.0.1:1'),
+      {
+        name: 'sim-responses',
+        profile: 'vendorb.responses.v1',
+        base_url: 'http://127.0.0.1:1/v1',
+        auth: { scheme: 'none' },
+      },
+    ];
     expect(() =>
-      config({ endpoints: { default_connections: { 'images.generations': 'sim-vendora' } } }),
+      config({ connections, endpoints: { default_connections: { files: 'sim-responses' } } }),
     ).toThrow(
-      /default_connections\/images\.generations: connection "sim-vendora" \(profile vendora\.messages\.2023-06-01\) does not serve/,
+      /default_connections\/files: connection "sim-responses" \(profile vendorb\.responses\.v1\) does not serve files/,
     );
   });
 
-  it('refuses an unpriced default connection', () => {
-    const connections = simulatedConnections('http://127.0.0.1:1') as Array<Record<string, unknown>>;
-    connections[0] = { ...connections[0], resource_prices: { image_micros: 1 } };
-    expect(() =>
-      config({ connections, endpoints: { default_connections: { 'audio.speech': 'sim-chat' } } }),
-    ).toThrow(/needs resource_prices\.speech_per_million_characters_micros/);
+  it('refuses a default connection for a media endpoint (the model alias names the connection)', () => {
+    expect(() => config({ endpoints: { default_connections: { 'audio.speech': 'sim-chat' } } })).toThrow(
+      /default_connections\/audio\.speech: not used: the model alias of a audio\.speech request names its connection/,
+    );
   });
 
   it('refuses to start with a missing or malformed sealing key, and needs one for sealed features', () => {

@@ -84,14 +84,13 @@ describe('synchronous responses', () => {
       { model: 'resp-model', input: 'x', max_output_tokens: 5, frobnicate: true },
       { model: 'resp-model', input: 'x', max_output_tokens: 5, previous_response_id: 'resp_x' },
       { model: 'resp-model', input: 'x' },
-      { model: 'batch-model', input: 'x', max_output_tokens: 5 },
     ];
     for (const body of refused) {
       expect((await failure(client.responses.create(body as never))).status).toBe(400);
     }
     const route = await failure(
       client.responses.create(
-        { model: 'batch-model', input: 'x', max_output_tokens: 5 },
+        { model: 'resp-model', input: 'x', max_output_tokens: 5 },
         { headers: { 'Svc-Route': 'sim-chat' } },
       ),
     );

@@ -183,7 +183,7 @@ describe('moderations', () => {
       { status: 429, errorMessage: 'slow down', retryAfter: '3' },
       { wire: 'chat-side', times: 1 },
     );
-    const limited = await failure(client.moderations.create({ input: 'x' }));
+    const limited = await failure(client.moderations.create({ model: 'omni-moderation-latest', input: 'x' }));
     expect(limited.status).toBe(429);
     expect(String(limited.error.message)).toMatch(/slow down/);
     expect(await lastAudit()).toMatchObject({
@@ -196,14 +196,30 @@ describe('moderations', () => {
 });
 
 describe('routing, budgets and not-served endpoints', () => {
-  it('needs Svc-Route or a default connection, and a chat-embeddings connection', async () => {
+  it('needs a media alias of the endpoint, and Svc-Route may only pin one of its connections', async () => {
     const bare = world.client(key);
     expect(await failure(bare.moderations.create({ input: 'x' }))).toMatchObject({
       status: 400,
-      error: { param: 'svc-route' },
+      error: {
+        param: 'model',
+        message: expect.stringContaining('aliases serving moderations: omni-moderation-latest'),
+      },
+    });
+    expect(await failure(bare.moderations.create({ model: 'tts-1', input: 'x' }))).toMatchObject({
+      status: 400,
+      error: {
+        param: 'model',
+        message: expect.stringContaining('tts-1 serves audio.speech, not moderations'),
+      },
+    });
+    expect(await failure(bare.moderations.create({ model: 'nope', input: 'x' }))).toMatchObject({
+      status: 404,
+      error: { code: 'model_not_found' },
     });
     const vendora = world.client(key, { 'Svc-Route': 'sim-vendora' });
-    expect(await failure(vendora.moderations.create({ input: 'x' }))).toMatchObject({
+    expect(
+      await failure(vendora.moderations.create({ model: 'omni-moderation-latest', input: 'x' })),
+    ).toMatchObject({
       status: 400,
       error: { param: 'svc-route' },
     });
@@ -224,8 +240,8 @@ describe('routing, budgets and not-served endpoints', () => {
     });
     expect(run.status).toBe(201);
     const attached = world.client(key, { 'Svc-Route': 'sim-chat', 'X-Svc-Run-ID': run.body.id });
-    await attached.moderations.create({ input: 'x' });
-    const refused = await failure(attached.images.generate({ prompt: 'p', n: 2 }));
+    await attached.moderations.create({ model: 'omni-moderation-latest', input: 'x' });
+    const refused = await failure(attached.images.generate({ model: 'gpt-image-1', prompt: 'p', n: 2 }));
     expect(refused).toMatchObject({ status: 403, error: { code: 'run_budget_exceeded' } });
     const runView = await call(world.gateway.url, 'GET', `/svc/v1/runs/${run.body.id}`, {
       key: await world.gateway.key('prj_a', ['governance:read']),

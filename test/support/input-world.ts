@@ -7,7 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import { request as httpRequest } from 'node:http';
 import type { StoreKind } from './gateway.js';
-import { simulatedConnections } from './resource-gateway.js';
+import { SIM_MEDIA_MODELS, simulatedConnections } from './resource-gateway.js';
 import { type SimulatorWorld, startSimulatorWorld } from './simulator-world.js';
 
 const PRICE = { input_per_mtok_micros: 3_000_000, output_per_mtok_micros: 15_000_000 };
@@ -49,17 +49,11 @@ export async function startInputWorld(store: StoreKind): Promise<InputWorld> {
     environment: { SIM_UPSTREAM_KEY: 'sk-simulated-upstream' },
     config: (simUrl) => ({
       connections: simulatedConnections(simUrl),
-      models: [{ alias: 'sim', targets: [{ connection: 'sim-vendora', model: 'up-sim', price: PRICE }] }],
-      endpoints: {
-        default_connections: {
-          files: 'sim-chat',
-          batches: 'sim-chat',
-          'audio.speech': 'sim-chat',
-          'audio.transcriptions': 'sim-chat',
-          'images.generations': 'sim-chat',
-          moderations: 'sim-chat',
-        },
-      },
+      models: [
+        { alias: 'sim', targets: [{ connection: 'sim-vendora', model: 'up-sim', price: PRICE }] },
+        ...SIM_MEDIA_MODELS,
+      ],
+      endpoints: { default_connections: { files: 'sim-chat', batches: 'sim-chat' } },
     }),
   });
   const key = await world.gateway.key();

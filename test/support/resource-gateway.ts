@@ -1,7 +1,7 @@
 /**
  * A test gateway for the experimental resources, wired to an in-process simulator: a
- * chat-embeddings connection `sim-chat` (files are uploaded upstream; speech, transcriptions,
- * images and moderations are priced) and a vendora-wire connection `sim-vendora` (files are only
+ * chat-embeddings connection `sim-chat` (files are uploaded upstream; media aliases serve speech,
+ * transcriptions, images and moderations there) and a vendora-wire connection `sim-vendora` (files are only
  * stored). Prices are small round numbers so tests can assert exact ledger costs.
  */
 import type { Clock } from '../../src/lib/clock.js';
@@ -15,6 +15,48 @@ export const SIM_PRICES = {
   image_micros: 40_000,
   moderation_request_micros: 100,
 };
+
+const media = (alias: string, endpoint: string, model: string, price: unknown) => ({
+  alias,
+  endpoint,
+  targets: [{ connection: 'sim-chat', model, price }],
+});
+
+/**
+ * Media aliases on sim-chat. The first four are named like the vendor models they stand for and
+ * send that same id upstream (priced at SIM_PRICES); the last three send a different upstream model
+ * at their own prices, so tests can tell whose model and price a call used.
+ */
+export const SIM_MEDIA_MODELS = [
+  media('tts-1', 'audio.speech', 'tts-1', {
+    per_million_characters_micros: SIM_PRICES.speech_per_million_characters_micros,
+  }),
+  media('whisper-1', 'audio.transcriptions', 'whisper-1', {
+    per_minute_micros: SIM_PRICES.transcription_per_minute_micros,
+    max_seconds: SIM_PRICES.transcription_max_seconds,
+  }),
+  media('gpt-image-1', 'images.generations', 'gpt-image-1', {
+    per_image: [{ size: '1024x1024', micros: SIM_PRICES.image_micros }],
+    default_size: '1024x1024',
+  }),
+  media('omni-moderation-latest', 'moderations', 'omni-moderation-latest', {
+    per_request_micros: SIM_PRICES.moderation_request_micros,
+  }),
+  media('voice-hd', 'audio.speech', 'sim-tts-hd', { per_million_characters_micros: 30_000_000 }),
+  media('ears-fast', 'audio.transcriptions', 'sim-whisper-fast', {
+    per_second_micros: 250,
+    max_seconds: 120,
+  }),
+  media('painter', 'images.generations', 'sim-image-2', {
+    per_image: [
+      { size: '1024x1024', quality: 'standard', micros: 40_000 },
+      { size: '1024x1024', quality: 'hd', micros: 80_000 },
+      { size: '1792x1024', quality: 'hd', micros: 120_000 },
+    ],
+    default_size: '1024x1024',
+    default_quality: 'standard',
+  }),
+];
 
 export type ResourceGateway = SimulatorWorld;
 
@@ -32,7 +74,6 @@ export function simulatedConnections(simUrl: string): unknown[] {
       profile: 'vendorb.chat-embeddings.v1',
       base_url: `${simUrl}/v1`,
       auth: { scheme: 'bearer', secret_env: 'SIM_UPSTREAM_KEY' },
-      resource_prices: SIM_PRICES,
     },
     {
       name: 'sim-vendora',
@@ -48,6 +89,10 @@ export function startResourceGateway(options: ResourceGatewayOptions = {}): Prom
     store: options.store,
     clock: options.clock,
     environment: { SIM_UPSTREAM_KEY: 'sk-simulated-upstream' },
-    config: (simUrl) => ({ connections: simulatedConnections(simUrl), ...options.config }),
+    config: (simUrl) => ({
+      connections: simulatedConnections(simUrl),
+      ...options.config,
+      models: [...SIM_MEDIA_MODELS, ...((options.config?.models as unknown[] | undefined) ?? [])],
+    }),
   });
 }

@@ -1,8 +1,9 @@
 /**
- * Speech, transcriptions, images and moderations on a chat-embeddings connection (Svc-Route or
- * the endpoint's default connection). Each call:
- *   scope + Run (X-Svc-Run-ID) -> connection -> configured price (else 501) -> strict request check
- *   (unknown fields refused before any upstream call) -> the attempt runner (ledger/attempt-runner.ts,
+ * Speech, transcriptions, images and moderations. The request's `model` is a media alias
+ * (gateway/models/media-targets.ts): its first target, or its target on the Svc-Route connection,
+ * gives the connection, the model id sent upstream and that model's prices. Each call:
+ *   scope + Run (X-Svc-Run-ID) -> strict request check (unknown fields refused before any upstream
+ *   call) -> alias -> target -> the attempt runner (ledger/attempt-runner.ts,
  *   which holds the settlement table) with the true worst case (ledger/resource-pricing.ts); this
  *   file supplies only the wire call and how to read each answer's cost.
  * Speech audio is streamed back with the upstream's content type. A transcription's audio is first
@@ -11,12 +12,12 @@
  */
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Readable } from 'node:stream';
-import type { Config, ResourcePricesConfig } from '../../config/schema.js';
+import type { Config, MediaEndpoint } from '../../config/schema.js';
 import { GatewayError } from '../../errors/gateway-error.js';
 import type { Connection, Upstreams } from '../../gateway/connections.js';
 import { type FormPart, repeatedField, unknownField } from '../../gateway/form-parts.js';
 import { attachedRun } from '../../gateway/messages/call-headers.js';
-import { type ResourceEndpoint, resolveConnection } from '../../gateway/resource-route.js';
+import { type MediaTarget, resolveMediaTarget } from '../../gateway/models/media-targets.js';
 import type { Caller } from '../../governance/service.js';
 import type {
   AttemptRunner,
@@ -25,7 +26,15 @@ import type {
   UpstreamExchange,
 } from '../../ledger/attempt-runner.js';
 import type { AttemptPlan } from '../../ledger/ledger.js';
-import { characterCount, imagesCost, speechCost, transcriptionCost } from '../../ledger/resource-pricing.js';
+import {
+  imageUnitPrice,
+  moderationCostOf,
+  resolveImageChoice,
+  settledImageUnitPrice,
+  speechCostOf,
+  transcriptionCostOf,
+  transcriptionReservationOf,
+} from '../../ledger/resource-pricing.js';
 import { randomBase32 } from '../../lib/ids.js';
 import { type ObjectStore, ObjectTooLargeError } from '../../objects/port.js';
 import type { ObjectOwner } from '../../objects/sweep.js';
@@ -71,15 +80,13 @@ export interface SideDeps {
   objects: ObjectStore;
 }
 
-interface Prepared {
+interface Prepared<E extends MediaEndpoint> {
   caller: Caller;
   runId: string | null;
   connection: Connection;
-  prices: ResourcePricesConfig;
-  endpoint: ResourceEndpoint;
+  target: MediaTarget<E>;
+  endpoint: E;
 }
-
-type PriceField = Exclude<keyof ResourcePricesConfig, 'transcription_max_seconds'>;
 
 const SPOOL_PREFIX = 'spool_';
 
@@ -94,58 +101,41 @@ function isJson(contentType: string): boolean {
 }
 
 export class SideEndpointsService {
-  private readonly prices: ReadonlyMap<string, ResourcePricesConfig>;
+  constructor(private readonly deps: SideDeps) {}
 
-  constructor(private readonly deps: SideDeps) {
-    this.prices = new Map(
-      deps.config.connections.flatMap((connection) =>
-        connection.resource_prices ? [[connection.name, connection.resource_prices] as const] : [],
-      ),
-    );
-  }
-
-  private prepare(
+  private prepare<E extends MediaEndpoint>(
     caller: Caller,
     headers: IncomingHttpHeaders,
-    endpoint: ResourceEndpoint,
-    price: PriceField,
-  ): Prepared {
+    endpoint: E,
+    model: string | undefined,
+  ): Prepared<E> {
     const runId = attachedRun(caller, headers);
-    const connection = resolveConnection(
-      this.deps.upstreams,
-      this.deps.config.endpoints.default_connections,
-      headers,
-      endpoint,
-    );
-    const prices = this.prices.get(connection.name);
-    if (prices?.[price] === undefined) {
-      throw new GatewayError(
-        'endpoint_not_served',
-        `${endpoint} is not served on connection ${connection.name}: it has no configured price (resource_prices.${price}).`,
-      );
-    }
-    return { caller, runId, connection, prices, endpoint };
+    const target = resolveMediaTarget(this.deps.config, endpoint, model, headers['svc-route']);
+    const connection = this.deps.upstreams.connections.get(target.connection);
+    if (!connection)
+      throw new Error(`media alias ${target.alias}: connection ${target.connection} is not built`);
+    return { caller, runId, connection, target, endpoint };
   }
 
-  private plan(prepared: Prepared, model: string, reservationMicrosUsd: number): AttemptPlan {
+  private plan<E extends MediaEndpoint>(prepared: Prepared<E>, reservationMicrosUsd: number): AttemptPlan {
     return {
       projectId: prepared.caller.projectId,
       keyId: prepared.caller.keyId,
       runId: prepared.runId,
       endpoint: `/v1/${prepared.endpoint.replace('.', '/')}`,
-      alias: model,
+      alias: prepared.target.alias,
       connection: prepared.connection.name,
       profile: prepared.connection.row.id,
       primitive: prepared.connection.row.primitive,
-      upstreamModel: model,
+      upstreamModel: prepared.target.upstreamModel,
       streamed: false,
       reservationMicrosUsd,
     };
   }
 
   /** Runs the call through the attempt runner; a failure is thrown as the client's error. */
-  private async run<Answer>(
-    prepared: Prepared,
+  private async run<Answer, E extends MediaEndpoint>(
+    prepared: Prepared<E>,
     plan: AttemptPlan,
     exchange: UpstreamExchange<Answer>,
   ): Promise<{ answer: Answer; headers: Record<string, string> }> {
@@ -158,26 +148,23 @@ export class SideEndpointsService {
   }
 
   async speech(call: SideCall): Promise<SideAnswer> {
-    const prepared = this.prepare(
-      call.caller,
-      call.headers,
-      'audio.speech',
-      'speech_per_million_characters_micros',
-    );
     const request = checkSpeech(call.body);
-    const cost = speechCost(
-      characterCount(request.input),
-      prepared.prices.speech_per_million_characters_micros!,
-    );
+    const prepared = this.prepare(call.caller, call.headers, 'audio.speech', request.model);
+    const cost = speechCostOf(prepared.target.price, request.input);
     // The upstream accepted the text: the characters are billed whether or not the client reads it all.
     const { answer, headers } = await this.run(
       prepared,
-      this.plan(prepared, request.model, cost),
-      new SideExchange(prepared.connection, SIDE_PATHS.speech, request, async (response) => ({
-        answer: response,
-        costMicrosUsd: cost,
-        usage: null,
-      })),
+      this.plan(prepared, cost),
+      new SideExchange(
+        prepared.connection,
+        SIDE_PATHS.speech,
+        upstream(request, prepared),
+        async (response) => ({
+          answer: response,
+          costMicrosUsd: cost,
+          usage: null,
+        }),
+      ),
     );
     return {
       kind: 'stream',
@@ -187,48 +174,66 @@ export class SideEndpointsService {
   }
 
   async images(call: SideCall): Promise<SideAnswer> {
-    const prepared = this.prepare(call.caller, call.headers, 'images.generations', 'image_micros');
     const request = checkImages(call.body);
-    const perImage = prepared.prices.image_micros!;
+    const prepared = this.prepare(call.caller, call.headers, 'images.generations', request.model);
+    const price = prepared.target.price;
+    const choice = resolveImageChoice(price, { size: request.size, quality: request.quality });
+    const perImage = imageUnitPrice(price, choice);
+    if (perImage === undefined) {
+      const priced = price.per_image
+        .map((row) => `${row.size}${row.quality ? ` ${row.quality}` : ''}`)
+        .join(', ');
+      throw new GatewayError(
+        'invalid_request',
+        `size/quality: ${choice.size ?? 'any size'} ${choice.quality ?? 'any quality'} is not priced for model ${prepared.target.alias} (priced: ${priced}).`,
+        { param: request.size !== undefined ? 'size' : 'quality' },
+      );
+    }
     const { answer, headers } = await this.run(
       prepared,
-      this.plan(prepared, request.model ?? '', imagesCost(request.n ?? 1, perImage)),
-      new SideExchange(prepared.connection, SIDE_PATHS.images, request, async (response) => {
-        const body = await jsonAnswer(response, prepared.connection);
-        const images = imageCount(body);
-        return {
-          answer: body,
-          costMicrosUsd: images === undefined ? null : imagesCost(images, perImage),
-          usage: null,
-        };
-      }),
+      this.plan(prepared, perImage * (request.n ?? 1)),
+      new SideExchange(
+        prepared.connection,
+        SIDE_PATHS.images,
+        upstream(request, prepared),
+        async (response) => {
+          const body = await jsonAnswer(response, prepared.connection);
+          const images = imageCount(body);
+          const reported = body as { size?: unknown; quality?: unknown };
+          const unit = settledImageUnitPrice(price, perImage, {
+            size: typeof reported.size === 'string' ? reported.size : undefined,
+            quality: typeof reported.quality === 'string' ? reported.quality : undefined,
+          });
+          return { answer: body, costMicrosUsd: images === undefined ? null : images * unit, usage: null };
+        },
+      ),
     );
     return { kind: 'json', headers, body: answer };
   }
 
   async moderation(call: SideCall): Promise<SideAnswer> {
-    const prepared = this.prepare(call.caller, call.headers, 'moderations', 'moderation_request_micros');
     const request = checkModeration(call.body);
-    const fee = prepared.prices.moderation_request_micros!;
+    const prepared = this.prepare(call.caller, call.headers, 'moderations', request.model);
+    const fee = moderationCostOf(prepared.target.price);
     const { answer, headers } = await this.run(
       prepared,
-      this.plan(prepared, request.model ?? '', fee),
-      new SideExchange(prepared.connection, SIDE_PATHS.moderations, request, async (response) => ({
-        answer: await jsonAnswer(response, prepared.connection),
-        costMicrosUsd: fee,
-        usage: null,
-      })),
+      this.plan(prepared, fee),
+      new SideExchange(
+        prepared.connection,
+        SIDE_PATHS.moderations,
+        upstream(request, prepared),
+        async (response) => ({
+          answer: await jsonAnswer(response, prepared.connection),
+          costMicrosUsd: fee,
+          usage: null,
+        }),
+      ),
     );
     return { kind: 'json', headers, body: answer };
   }
 
   async transcription(call: TranscriptionCall): Promise<SideAnswer> {
-    const prepared = this.prepare(
-      call.caller,
-      call.headers,
-      'audio.transcriptions',
-      'transcription_per_minute_micros',
-    );
+    attachedRun(call.caller, call.headers); // scope and Run refused before the upload is read
     const projectId = call.caller.projectId;
     const spoolKey = `${SPOOL_PREFIX}${randomBase32(26)}`;
     let spooled = false;
@@ -265,17 +270,17 @@ export class SideEndpointsService {
       }
       const request = checkTranscription(values);
       if (!audio) throw new GatewayError('invalid_request', 'file: required', { param: 'file' });
-      const perMinute = prepared.prices.transcription_per_minute_micros!;
+      const prepared = this.prepare(call.caller, call.headers, 'audio.transcriptions', request.model);
+      const price = prepared.target.price;
+      const fields = request.fields.map(([name, value]) =>
+        name === 'model' ? ([name, prepared.target.upstreamModel] as const) : ([name, value] as const),
+      );
       const content = await this.deps.objects.get(projectId, spoolKey);
       if (!content) throw new Error('the spooled audio vanished');
-      const form = multipartBody(request.fields, { field: 'file', ...audio, content });
+      const form = multipartBody(fields, { field: 'file', ...audio, content });
       const { answer, headers } = await this.run(
         prepared,
-        this.plan(
-          prepared,
-          request.model,
-          transcriptionCost(prepared.prices.transcription_max_seconds, perMinute),
-        ),
+        this.plan(prepared, transcriptionReservationOf(price)),
         new SideExchange(
           prepared.connection,
           SIDE_PATHS.transcriptions,
@@ -296,7 +301,7 @@ export class SideEndpointsService {
             const seconds = transcriptionSeconds(body);
             return {
               answer: { kind: 'json', headers: answerHeaders, body },
-              costMicrosUsd: seconds === undefined ? null : transcriptionCost(seconds, perMinute),
+              costMicrosUsd: seconds === undefined ? null : transcriptionCostOf(price, seconds),
               usage: null,
             };
           },
@@ -320,6 +325,11 @@ export class SideEndpointsService {
   static sweepOwner(): ObjectOwner {
     return { prefix: SPOOL_PREFIX, referenced: async () => false };
   }
+}
+
+/** The body sent upstream: the client's request with the alias replaced by the target's model id. */
+function upstream<E extends MediaEndpoint>(request: object, prepared: Prepared<E>): Record<string, unknown> {
+  return { ...request, model: prepared.target.upstreamModel };
 }
 
 /** Reads a JSON answer; an unreadable one is thrown (the runner commits the reservation: the upstream may have billed). */

@@ -3,8 +3,7 @@
  * forwards it with `model` replaced, `background` removed and `store: false`, so it refuses, before
  * any upstream call, what it cannot honour that way:
  * - unknown top-level fields (the responses-wire field list, protocols 3.2);
- * - `stream: true` (no streaming pass-through on this endpoint), `previous_response_id` and
- *   `conversation` (stateful: the upstream keeps nothing), `store: true` (nothing is stored
+ * - `previous_response_id` and `conversation` (stateful: the upstream keeps nothing), `store: true` (nothing is stored
  *   upstream; use `background: true` for a retrievable response).
  * `max_output_tokens` bounds the reservation: required unless a configured default applies.
  */
@@ -16,6 +15,8 @@ const KNOWN_FIELDS: ReadonlySet<string> = new Set(RESPONSES_REQUEST_FIELDS);
 export interface ResponsesCall {
   model: string;
   background: boolean;
+  /** Streamed answers are served through the canonical model (any-wire.ts). */
+  stream: boolean;
   maxOutputTokens: number;
   /** Input items that are images or files (each priced at its configured bound). */
   images: number;
@@ -57,12 +58,8 @@ export function checkResponsesRequest(
   if (typeof fields.input !== 'string' && !Array.isArray(fields.input)) {
     throw invalid('input: a string or an array of input items is required', 'input');
   }
-  if (fields.stream !== undefined && fields.stream !== null && fields.stream !== false) {
-    throw new GatewayError(
-      'unsupported_field',
-      'stream: streaming is not offered on /v1/responses by this gateway',
-      { param: 'stream' },
-    );
+  if (fields.stream !== undefined && fields.stream !== null && typeof fields.stream !== 'boolean') {
+    throw invalid('stream: must be a boolean', 'stream');
   }
   for (const stateful of ['previous_response_id', 'conversation'] as const) {
     if (fields[stateful] !== undefined && fields[stateful] !== null) {
@@ -103,6 +100,7 @@ export function checkResponsesRequest(
   return {
     model: fields.model,
     background: fields.background === true,
+    stream: fields.stream === true,
     maxOutputTokens: max,
     ...counts,
     body: fields,

@@ -18,9 +18,10 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Config } from '../../config/schema.js';
 import { GatewayError } from '../../errors/gateway-error.js';
-import type { Upstreams } from '../../gateway/connections.js';
+import type { Connection, Upstreams } from '../../gateway/connections.js';
 import { attachedRun } from '../../gateway/messages/call-headers.js';
-import { resolveConnection, targetOn } from '../../gateway/resource-route.js';
+import type { MessagesService } from '../../gateway/messages/messages-service.js';
+import { targetOn } from '../../gateway/resource-route.js';
 import type { Caller } from '../../governance/service.js';
 import type { AttemptRunner, HeldAttempt } from '../../ledger/attempt-runner.js';
 import type { AttemptPlan, Settlement } from '../../ledger/ledger.js';
@@ -30,9 +31,10 @@ import { newId } from '../../lib/ids.js';
 import type { ObjectStore } from '../../objects/port.js';
 import { type DeferredResponseRecord, FINISHED_STATUSES } from '../../store/deferred-responses-port.js';
 import type { Store } from '../../store/port.js';
+import { type AnyWireAnswer, canonicalRequestOf, serveAnyWire } from './any-wire.js';
 import { ResponsesExchange } from './exchange.js';
 import { getSealedJson, putSealedJson, requestKey, resultKey } from './objects.js';
-import { checkResponsesRequest, upstreamBody } from './request.js';
+import { checkResponsesRequest, type ResponsesCall, upstreamBody } from './request.js';
 import type { RunningCalls } from './running-calls.js';
 import { deletedView, responseView, type StoredResult } from './view.js';
 
@@ -49,6 +51,7 @@ export interface ResponsesServiceDeps {
   objects: ObjectStore;
   clock: Clock;
   running: RunningCalls;
+  messages: MessagesService;
 }
 
 export interface CreateCall {
@@ -56,6 +59,8 @@ export interface CreateCall {
   headers: IncomingHttpHeaders;
   body: unknown;
   bodyBytes: number;
+  /** Fires when the client goes away (streamed and synchronous answers). */
+  clientSignal: AbortSignal;
 }
 
 export interface ServiceAnswer {
@@ -86,22 +91,93 @@ const CANCELLED_QUEUED = settled('not_sent', 'cancelled_queued');
 const CANCELLED_RUNNING = settled('cancelled_running', 'cancelled');
 const EXPIRED_RUNNING = settled('unknown', 'expired');
 
+/** The alias's responses-wire target connection: the named default if the alias has it, else its first. */
+function responsesTarget(
+  alias: { targets: ReadonlyArray<{ connection: Connection }> },
+  preferred: string | undefined,
+): Connection | undefined {
+  const candidates = alias.targets
+    .map((target) => target.connection)
+    .filter((connection) => connection.row.primitive === 'responses');
+  return candidates.find((connection) => connection.name === preferred) ?? candidates[0];
+}
+
+/** The connection Svc-Route names, if any (400 when it names none configured). */
+function pinnedConnection(upstreams: Upstreams, headers: IncomingHttpHeaders): Connection | undefined {
+  const header = headers['svc-route'];
+  if (header === undefined) return undefined;
+  const name = Array.isArray(header) ? undefined : header;
+  const connection = name === undefined ? undefined : upstreams.connections.get(name);
+  if (!connection) {
+    throw new GatewayError(
+      'invalid_request',
+      `Svc-Route: no configured connection is named ${JSON.stringify(header)}.`,
+      {
+        param: 'svc-route',
+      },
+    );
+  }
+  return connection;
+}
+
 const notFound = (id: string) =>
   new GatewayError('resource_not_found', `No response with id ${id}.`, { param: 'response_id' });
 
 export class ResponsesService {
   constructor(private readonly deps: ResponsesServiceDeps) {}
 
-  async create(call: CreateCall): Promise<ServiceAnswer> {
+  /**
+   * The alias's first target (or its target on the Svc-Route connection) decides the path: a
+   * responses-wire target serves the body as it is (synchronous or background); any other wire,
+   * and every streamed request, goes through the canonical model with /v1/messages' routing.
+   */
+  async create(call: CreateCall): Promise<AnyWireAnswer> {
     const runId = attachedRun(call.caller, call.headers);
-    const { config, upstreams, clock } = this.deps;
+    const { config, upstreams } = this.deps;
     const request = checkResponsesRequest(call.body, config.responses.default_max_output_tokens);
-    const connection = resolveConnection(
-      upstreams,
-      config.endpoints.default_connections,
-      call.headers,
-      'responses',
-    );
+    const pinned = pinnedConnection(upstreams, call.headers);
+    const alias = upstreams.aliases.get(request.model);
+    if (!alias) {
+      throw new GatewayError('model_not_found', `model: ${request.model} is not a configured model alias`, {
+        param: 'model',
+      });
+    }
+    const first = pinned ?? alias.targets[0]!.connection;
+    if (first.row.primitive === 'responses' && !request.stream) {
+      return { kind: 'json', ...(await this.asIs(call, runId, request, first)) };
+    }
+    // Background responses are replayed on the responses wire only: without a pin, the alias's
+    // responses-wire target serves them (the configured default connection's first).
+    const keeper =
+      request.background && !pinned
+        ? responsesTarget(alias, config.endpoints.default_connections.responses)
+        : undefined;
+    if (keeper) return { kind: 'json', ...(await this.asIs(call, runId, request, keeper)) };
+    const canonical = canonicalRequestOf(request.body, config.responses.default_max_output_tokens);
+    if (request.background) {
+      throw new GatewayError(
+        'unsupported_field',
+        `background: model ${request.model} is served by connection ${first.name} (${first.row.primitive} wire); background responses are kept only for responses-wire targets`,
+        { param: 'background' },
+      );
+    }
+    return serveAnyWire(this.deps.messages, this.deps.clock, canonical, {
+      caller: call.caller,
+      runId,
+      body: request.body,
+      connection: pinned?.name,
+      clientSignal: call.clientSignal,
+    });
+  }
+
+  /** The body forwarded to a responses-wire connection with only the model replaced. */
+  private async asIs(
+    call: CreateCall,
+    runId: string | null,
+    request: ResponsesCall,
+    connection: Connection,
+  ): Promise<ServiceAnswer> {
+    const { config, upstreams, clock } = this.deps;
     const target = targetOn(upstreams, request.model, connection, 'model');
     const inputBound = inputTokenBound(
       {

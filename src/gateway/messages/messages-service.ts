@@ -19,7 +19,14 @@ import type { AttemptRunner } from '../../ledger/attempt-runner.js';
 import { inputTokenBound } from '../../ledger/pricing.js';
 import type { Upstreams } from '../connections.js';
 import { attachedRun, checkVendoraVersion, routeMode } from './call-headers.js';
-import { parseBetaHeader, planNative, planPortable, type RoutePlan, skippedHeader } from './route-plan.js';
+import {
+  parseBetaHeader,
+  planNative,
+  planPortable,
+  type RouteMode,
+  type RoutePlan,
+  skippedHeader,
+} from './route-plan.js';
 import { runMessagesAttempt } from './upstream-attempt.js';
 
 export interface MessagesCall {
@@ -33,6 +40,38 @@ export interface MessagesCall {
 export type MessagesOutcome =
   | { kind: 'json'; headers: Record<string, string>; body: unknown }
   | { kind: 'stream'; headers: Record<string, string>; frames: AsyncGenerator<string> };
+
+export interface ServeInput {
+  caller: Caller;
+  runId: string | null;
+  mode: RouteMode;
+  request: MessagesRequest;
+  /** The client's body (native mode forwards it with only the model replaced). */
+  rawBody: Record<string, unknown>;
+  bodyBytes: number;
+  betaHeader: string | string[] | undefined;
+  endpoint: string;
+  /** Only this connection's target of the alias (Svc-Route on /v1/responses). */
+  connection?: string | undefined;
+  clientSignal: AbortSignal;
+}
+
+type Alias = ReturnType<MessagesService['alias']>;
+
+/** The alias reduced to its target on one connection (400 naming its connections when it has none). */
+function pinned(alias: Alias, connection: string | undefined): Alias {
+  if (connection === undefined) return alias;
+  const targets = alias.targets.filter((target) => target.connection.name === connection);
+  if (targets.length === 0) {
+    const names = alias.targets.map((target) => target.connection.name).join(', ');
+    throw new GatewayError(
+      'invalid_request',
+      `Svc-Route: model ${alias.alias} has no target on connection ${JSON.stringify(connection)} (its connections: ${names}).`,
+      { param: 'svc-route' },
+    );
+  }
+  return { ...alias, targets };
+}
 
 export interface MessagesServiceDeps {
   config: Config;
@@ -67,8 +106,28 @@ export class MessagesService {
     checkVendoraVersion(call.headers);
     const mode = routeMode(call.headers) ?? 'portable';
     const request = validateMessagesRequest(call.body, mode);
-    const alias = this.alias(request.model);
-    const betaTokens = parseBetaHeader(call.headers['vendora-beta']);
+    return this.serve({
+      caller: call.caller,
+      runId,
+      mode,
+      request,
+      rawBody: call.body as Record<string, unknown>,
+      bodyBytes: call.bodyBytes,
+      betaHeader: call.headers['vendora-beta'],
+      endpoint: '/v1/messages',
+      clientSignal: call.clientSignal,
+    });
+  }
+
+  /**
+   * A validated canonical request, routed and tried target by target (also how /v1/responses
+   * serves an alias whose targets speak another wire: `endpoint` names the ledger's endpoint and
+   * `connection` pins one target, as Svc-Route does there).
+   */
+  async serve(input: ServeInput): Promise<MessagesOutcome> {
+    const { request, mode } = input;
+    const alias = pinned(this.alias(request.model), input.connection);
+    const betaTokens = parseBetaHeader(input.betaHeader);
     const providerTools = providerExecutedTools(request);
     const plan: RoutePlan =
       mode === 'portable'
@@ -78,7 +137,7 @@ export class MessagesService {
     const ledger = this.deps.config.ledger;
     const inputBoundTokens = inputTokenBound(
       {
-        bodyBytes: call.bodyBytes,
+        bodyBytes: input.bodyBytes,
         embeddedDataBytes: facts.embeddedDataBytes,
         images: facts.images,
         documents: facts.documents,
@@ -97,17 +156,17 @@ export class MessagesService {
         planned,
         mode,
         request,
-        rawBody: call.body as Record<string, unknown>,
+        rawBody: input.rawBody,
         betaTokens: plan.betaTokens,
         inputBoundTokens,
         subject: {
-          projectId: call.caller.projectId,
-          keyId: call.caller.keyId,
-          runId,
-          endpoint: '/v1/messages',
+          projectId: input.caller.projectId,
+          keyId: input.caller.keyId,
+          runId: input.runId,
+          endpoint: input.endpoint,
           alias: alias.alias,
         },
-        clientSignal: call.clientSignal,
+        clientSignal: input.clientSignal,
       });
       const headers = () => {
         const routeHeaders: Record<string, string> = { 'svc-route': planned.target.connection.name };
@@ -130,7 +189,7 @@ export class MessagesService {
         case 'failed':
           lastError = result.error;
           failedOn = planned.target.connection.name;
-          if (!result.retryable || call.clientSignal.aborted) throw result.error;
+          if (!result.retryable || input.clientSignal.aborted) throw result.error;
           skipped.push({
             connection: planned.target.connection.name,
             reasons: [`failed: ${result.error.message}`],

@@ -1,0 +1,47 @@
+import { describe, expect, it } from 'vitest';
+import type { Config } from '../../config/schema.js';
+import { resolveMediaTarget } from './media-targets.js';
+
+const config = {
+  models: [
+    { alias: 'chat', targets: [{ connection: 'a', model: 'm', price: {} }] },
+    {
+      alias: 'voice',
+      endpoint: 'audio.speech',
+      targets: [
+        { connection: 'a', model: 'tts-std', price: { per_million_characters_micros: 15 } },
+        { connection: 'b', model: 'tts-hd', price: { per_million_characters_micros: 30 } },
+      ],
+    },
+  ],
+} as unknown as Config;
+
+describe('media targets', () => {
+  it('serves the alias with its first target, or its target on the Svc-Route connection', () => {
+    expect(resolveMediaTarget(config, 'audio.speech', 'voice', undefined)).toEqual({
+      alias: 'voice',
+      connection: 'a',
+      upstreamModel: 'tts-std',
+      price: { per_million_characters_micros: 15 },
+    });
+    expect(resolveMediaTarget(config, 'audio.speech', 'voice', 'b').upstreamModel).toBe('tts-hd');
+  });
+
+  it('names what to send instead', () => {
+    expect(() => resolveMediaTarget(config, 'audio.speech', undefined, undefined)).toThrow(
+      'model: a model alias is required (aliases serving audio.speech: voice).',
+    );
+    expect(() => resolveMediaTarget(config, 'audio.speech', 'tts-1', undefined)).toThrow(
+      /tts-1 is not a configured model alias \(aliases serving audio\.speech: voice\)/,
+    );
+    expect(() => resolveMediaTarget(config, 'audio.speech', 'chat', undefined)).toThrow(
+      'model: chat serves messages, not audio.speech (aliases serving audio.speech: voice).',
+    );
+    expect(() => resolveMediaTarget(config, 'moderations', 'voice', undefined)).toThrow(
+      /no alias serves moderations/,
+    );
+    expect(() => resolveMediaTarget(config, 'audio.speech', 'voice', 'c')).toThrow(
+      'Svc-Route: alias voice has no target on connection "c" (its connections: a, b).',
+    );
+  });
+});
