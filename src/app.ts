@@ -15,6 +15,7 @@ import { dialectOf, renderError } from './errors/render.js';
 import type { Upstreams } from './gateway/connections.js';
 import { CountTokensService } from './gateway/count-tokens-service.js';
 import { MessagesService } from './gateway/messages-service.js';
+import { KeysService } from './governance/keys-service.js';
 import { RateLimiter } from './governance/rate-limit.js';
 import { GovernanceService } from './governance/service.js';
 import { Authenticator } from './http/auth.js';
@@ -89,7 +90,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   registerBodyParsers(app);
   registerErrorHandling(app);
 
-  const authenticator = new Authenticator(deps.store, deps.clock);
+  const authenticator = new Authenticator(deps.store, deps.clock, deps.config.auth.key_cache_ms);
   const governance = new GovernanceService({
     store: deps.store,
     clock: deps.clock,
@@ -97,7 +98,18 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     pendingFor: (runId) => deps.ledger.pendingFor(runId),
   });
   registerHealthRoutes(app, deps.store);
-  registerGovernanceRoutes(app, { governance, authenticator, rateLimiter: new RateLimiter(deps.clock) });
+  const keys = new KeysService({
+    store: deps.store,
+    clock: deps.clock,
+    config: deps.config,
+    onRevoked: (keyId) => authenticator.forget(keyId),
+  });
+  registerGovernanceRoutes(app, {
+    governance,
+    authenticator,
+    rateLimiter: new RateLimiter(deps.clock),
+    keys,
+  });
   registerMessagesRoutes(app, {
     authenticator,
     messages: new MessagesService({ config: deps.config, upstreams: deps.upstreams, ledger: deps.ledger }),

@@ -15,6 +15,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import type { Readable } from 'node:stream';
 import type { Config, ResourcePricesConfig } from '../config/schema.js';
 import { GatewayError } from '../errors/gateway-error.js';
+import { requireModel } from '../governance/scopes.js';
 import type { Caller } from '../governance/service.js';
 import type { Attempt, Ledger } from '../ledger/ledger.js';
 import { characterCount, imagesCost, speechCost, transcriptionCost } from '../ledger/resource-pricing.js';
@@ -301,6 +302,7 @@ export class SideEndpointsService {
         values.set(part.name, part.value);
       }
       const request = checkTranscription(values);
+      requireModel(call.caller, { model: request.model });
       if (!audio) throw new GatewayError('invalid_request', 'file: required', { param: 'file' });
       const perMinute = prepared.prices.transcription_per_minute_micros!;
       const attempt = await this.reserve(

@@ -5,7 +5,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { GatewayError } from '../errors/gateway-error.js';
 import type { ResponsesService } from '../gateway/responses/service.js';
-import { requireScopes } from '../governance/scopes.js';
+import { requireModel, requireScopes } from '../governance/scopes.js';
 import type { Authenticator } from './auth.js';
 import { isJsonContentType } from './body.js';
 
@@ -38,10 +38,12 @@ export function registerResponsesRoutes(app: FastifyInstance, deps: ResponsesRou
 
   app.post('/v1/responses', async (request, reply) => {
     const who = await caller(request);
+    const body = jsonObjectBody(request);
+    requireModel(who, body);
     const answer = await deps.responses.create({
       caller: who,
       headers: request.headers,
-      body: jsonObjectBody(request),
+      body,
       bodyBytes: bodyBytes(request),
     });
     return reply.headers(answer.headers).send(answer.body);

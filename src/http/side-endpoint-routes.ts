@@ -6,7 +6,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { GatewayError } from '../errors/gateway-error.js';
 import type { SideAnswer, SideCall, SideEndpointsService } from '../gateway/side-endpoints-service.js';
-import type { Authenticator } from './auth.js';
+import { type Authenticator, requireModel } from './auth.js';
 import { isJsonContentType } from './body.js';
 import { abandonBody, checkMultipart, formParts, registerMultipart } from './multipart-form.js';
 
@@ -45,6 +45,7 @@ export function registerSideEndpointRoutes(app: FastifyInstance, deps: SideRoute
         'Content-Type must be application/json with a JSON object body.',
       );
     }
+    requireModel(caller, request.body);
     return { caller, headers: request.headers, body: request.body };
   }
 

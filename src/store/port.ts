@@ -14,6 +14,7 @@ import type { BatchesRepository } from './batches-port.js';
 import type { DeferredResponsesRepository } from './deferred-responses-port.js';
 import type { FilesRepository } from './files-port.js';
 import type { JobsRepository } from './jobs-port.js';
+import type { KeyLimits, KeysRepository } from './keys-port.js';
 
 export interface KeyRecord {
   id: string;
@@ -22,6 +23,11 @@ export interface KeyRecord {
   label: string | null;
   createdAt: string;
   revokedAt: string | null;
+  /** Keys created over the API may expire; null = never. */
+  expiresAt: string | null;
+  /** Model aliases the key may use; null = every alias. */
+  models: string[] | null;
+  limits: KeyLimits;
 }
 
 export interface NewKey {
@@ -242,6 +248,8 @@ export interface Store {
   readonly batches: BatchesRepository;
   /** Deferred responses (deferred-responses-port.ts). */
   readonly deferredResponses: DeferredResponsesRepository;
+  /** Gateway Keys managed over the API and the CLI (keys-port.ts). */
+  readonly keys: KeysRepository;
   migrate(): Promise<void>;
   /** Resolves when the store answers a trivial query; rejects with StoreUnavailableError otherwise. */
   ping(): Promise<void>;

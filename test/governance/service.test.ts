@@ -55,6 +55,10 @@ describeEachStore('governance: health, readiness, OpenAPI', (kind) => {
         'POST /svc/v1/runs',
         'GET /svc/v1/runs/{id}',
         'POST /svc/v1/runs/{id}/close',
+        'POST /svc/v1/keys',
+        'GET /svc/v1/keys',
+        'GET /svc/v1/keys/{id}',
+        'POST /svc/v1/keys/{id}/revoke',
       ].sort(),
     );
     // Every write documents the required Idempotency-Key header.

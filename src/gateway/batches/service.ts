@@ -19,6 +19,7 @@ import type { Readable } from 'node:stream';
 import type { Config } from '../../config/schema.js';
 import { GatewayError } from '../../errors/gateway-error.js';
 import { checkIdempotencyKey, idempotencyFor } from '../../governance/idempotency.js';
+import { requireModel } from '../../governance/scopes.js';
 import type { Caller } from '../../governance/service.js';
 import type { Ledger } from '../../ledger/ledger.js';
 import type { Clock } from '../../lib/clock.js';
@@ -138,6 +139,7 @@ export class BatchService {
         param: 'input_file_id',
       });
     const lines = checkLines(await readText(content), connection, upstreams, config);
+    for (const line of lines) requireModel(call.caller, { model: line.plan.alias });
     const binding = bindingFor(connection.row);
     const payload =
       carrier === 'message-batches'

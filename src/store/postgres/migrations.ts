@@ -8,6 +8,7 @@
  */
 import { POSTGRES_FILES_MIGRATION } from './files-migration.js';
 import { POSTGRES_MIGRATION_JOBS_RESOURCES } from './migration-jobs-resources.js';
+import { POSTGRES_MIGRATION_KEYS_CAPS } from './migration-keys-caps.js';
 
 export interface PostgresMigration {
   version: number;
@@ -170,4 +171,5 @@ CREATE TRIGGER audit_append_only_truncate BEFORE TRUNCATE ON audit
   },
   POSTGRES_FILES_MIGRATION,
   POSTGRES_MIGRATION_JOBS_RESOURCES,
+  POSTGRES_MIGRATION_KEYS_CAPS,
 ];

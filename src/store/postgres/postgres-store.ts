@@ -49,6 +49,7 @@ import {
 } from './governance.js';
 import { claimIdempotencyKey, storeIdempotentResponse } from './idempotency.js';
 import { PostgresJobs } from './jobs.js';
+import { PostgresKeys } from './keys.js';
 import { reapIn, renewLeaseIn, reserveIn, settleIn } from './ledger.js';
 import { migrate } from './migrate.js';
 import { createPool, DEFAULT_CONNECT_TIMEOUT_MS, type PostgresOptions } from './pool.js';
@@ -71,6 +72,7 @@ export class PostgresStore implements Store {
   readonly jobs: PostgresJobs;
   readonly batches: PostgresBatches;
   readonly deferredResponses: PostgresDeferredResponses;
+  readonly keys: PostgresKeys;
 
   constructor(options: PostgresOptions) {
     this.options = options;
@@ -84,6 +86,10 @@ export class PostgresStore implements Store {
     this.jobs = new PostgresJobs((work) => this.transaction(work));
     this.batches = new PostgresBatches((work) => this.transaction(work));
     this.deferredResponses = new PostgresDeferredResponses((work) => this.transaction(work));
+    this.keys = new PostgresKeys(
+      (work) => this.transaction(work),
+      (idempotency, render, write) => this.idempotent(idempotency, render, write),
+    );
   }
 
   /** Runs `work` in one transaction on one connection; failures are mapped by toStoreError. */
@@ -172,7 +178,7 @@ export class PostgresStore implements Store {
     await this.query(
       `INSERT INTO gateway_keys (id, project_id, secret_hash, scopes, label, created_at) VALUES ($1, $2, $3, $4, $5, $6)
        ON CONFLICT (id) DO UPDATE SET project_id = excluded.project_id, secret_hash = excluded.secret_hash,
-         scopes = excluded.scopes, label = excluded.label, revoked_at = NULL`,
+         scopes = excluded.scopes, label = excluded.label`,
       [key.id, key.projectId, key.secretHash, JSON.stringify(key.scopes), key.label, key.createdAt],
     );
   }

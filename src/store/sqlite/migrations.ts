@@ -1,6 +1,7 @@
 /** Numbered SQLite migrations, applied in order inside one transaction each. */
 import { SQLITE_FILES_MIGRATION } from './files-migration.js';
 import { SQLITE_MIGRATION_JOBS_RESOURCES } from './migration-jobs-resources.js';
+import { SQLITE_MIGRATION_KEYS_CAPS } from './migration-keys-caps.js';
 
 export const SQLITE_MIGRATIONS: ReadonlyArray<{ version: number; name: string; sql: string }> = [
   {
@@ -147,4 +148,5 @@ CREATE TRIGGER audit_append_only_delete BEFORE DELETE ON audit BEGIN SELECT RAIS
   },
   SQLITE_FILES_MIGRATION,
   SQLITE_MIGRATION_JOBS_RESOURCES,
+  SQLITE_MIGRATION_KEYS_CAPS,
 ];

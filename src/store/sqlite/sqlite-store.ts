@@ -43,6 +43,7 @@ import { SqliteBatches } from './batches.js';
 import { SqliteDeferredResponses } from './deferred-responses.js';
 import { SqliteFilesRepository } from './files.js';
 import { SqliteJobs } from './jobs.js';
+import { SqliteKeys } from './keys.js';
 import { SQLITE_MIGRATIONS } from './migrations.js';
 import { acquireProcessLock, type ProcessLock } from './process-lock.js';
 
@@ -76,6 +77,7 @@ export class SqliteStore implements Store {
   readonly jobs: SqliteJobs;
   readonly batches: SqliteBatches;
   readonly deferredResponses: SqliteDeferredResponses;
+  readonly keys: SqliteKeys;
 
   constructor(options: SqliteOptions) {
     if (options.path !== ':memory:') {
@@ -105,6 +107,11 @@ export class SqliteStore implements Store {
     this.jobs = new SqliteJobs(this.db, (work) => this.transaction(work));
     this.batches = new SqliteBatches(this.db, (work) => this.transaction(work));
     this.deferredResponses = new SqliteDeferredResponses(this.db, (work) => this.transaction(work));
+    this.keys = new SqliteKeys(
+      this.db,
+      (work) => this.transaction(work),
+      (idempotency, render, write) => this.idempotent(idempotency, render, write),
+    );
   }
 
   private sql(text: string): Database.Statement {
@@ -193,7 +200,7 @@ export class SqliteStore implements Store {
       this.sql(
         `INSERT INTO gateway_keys (id, project_id, secret_hash, scopes, label, created_at) VALUES (?, ?, ?, ?, ?, ?)
          ON CONFLICT (id) DO UPDATE SET project_id = excluded.project_id, secret_hash = excluded.secret_hash,
-           scopes = excluded.scopes, label = excluded.label, revoked_at = NULL`,
+           scopes = excluded.scopes, label = excluded.label`,
       ).run(key.id, key.projectId, key.secretHash, JSON.stringify(key.scopes), key.label, key.createdAt);
     });
   }
