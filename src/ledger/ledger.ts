@@ -14,6 +14,7 @@ import type { Logger } from 'pino';
 import type { Clock } from '../lib/clock.js';
 import { newId, randomBase32 } from '../lib/ids.js';
 import type { AttemptUsage, SettleInput, Store } from '../store/port.js';
+import type { SpendCaps } from './spend-caps.js';
 
 export interface AttemptSubject {
   projectId: string;
@@ -37,6 +38,8 @@ export interface Settlement {
 export interface LedgerSettings {
   leaseMs: number;
   reaperIntervalMs: number;
+  /** The Project's spend caps (configuration), admitted with every reservation (spend-caps.ts). */
+  projectCaps?: (projectId: string) => SpendCaps | undefined;
 }
 
 export class Attempt {
@@ -99,7 +102,8 @@ export class Ledger {
   }
 
   /**
-   * Throws GatewayError run_not_found | run_not_active | run_budget_exceeded, or StoreUnavailableError.
+   * Throws GatewayError run_not_found | run_not_active | run_budget_exceeded | project_budget_exceeded |
+   * key_budget_exceeded, or StoreUnavailableError.
    * `durable`: the attempt belongs to a background job (batch, deferred response) rather than to
    * this process: owned by `job:<resource id>`, so a restart does not reap it, with the given lease.
    */
@@ -117,6 +121,7 @@ export class Ledger {
         ...subject,
         attemptId,
         reservationMicrosUsd,
+        projectCaps: this.settings.projectCaps?.(subject.projectId),
         now,
         createdAt: new Date(now).toISOString(),
         leaseExpiresAt: new Date(now + (durable?.leaseMs ?? this.settings.leaseMs)).toISOString(),

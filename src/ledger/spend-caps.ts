@@ -145,3 +145,43 @@ export function spendCapsFields(caps: SpendCaps): SpendCapsFields {
     ...(caps.monthMicrosUsd === undefined ? {} : { month_micros_usd: caps.monthMicrosUsd }),
   };
 }
+
+/** Every counter a reservation at `nowMs` must fit, in lock order (Project caps, then key caps). */
+export function reservationCounters(
+  projectId: string,
+  projectCaps: SpendCaps | undefined,
+  keyId: string,
+  keyCaps: SpendCaps | undefined,
+  nowMs: number,
+): CapCounter[] {
+  return lockOrder([
+    ...capCounters('project', projectId, projectCaps, nowMs),
+    ...capCounters('key', keyId, keyCaps, nowMs),
+  ]);
+}
+
+/** The counters recorded on an attempt (`attempts.cap_counters`: JSON text, JSONB or NULL). */
+export function recordedCounters(value: unknown): CounterKey[] {
+  if (value === null || value === undefined) return [];
+  const parsed = (typeof value === 'string' ? JSON.parse(value) : value) as CounterKey[];
+  return parsed.map((counter) => ({
+    scope: counter.scope,
+    ownerId: counter.ownerId,
+    period: counter.period,
+  }));
+}
+
+/** What an attempt records: the counters without their limits. */
+export function counterKeys(counters: readonly CapCounter[]): CounterKey[] {
+  return counters.map((counter) => ({
+    scope: counter.scope,
+    ownerId: counter.ownerId,
+    period: counter.period,
+  }));
+}
+
+/** The Project caps of a configuration, by Project id (what the ledger passes with each reservation). */
+export function projectCapsFrom(projects: ReadonlyArray<{ id: string; caps?: SpendCapsFields }>) {
+  const caps = new Map(projects.map((project) => [project.id, spendCapsOf(project.caps)]));
+  return (projectId: string): SpendCaps | undefined => caps.get(projectId);
+}

@@ -15,6 +15,7 @@ import type { Config } from '../config/schema.js';
 import { buildUpstreams } from '../gateway/connections.js';
 import { objectOwners } from '../gateway/object-owners.js';
 import { Ledger } from '../ledger/ledger.js';
+import { projectCapsFrom } from '../ledger/spend-caps.js';
 import { type Clock, systemClock } from '../lib/clock.js';
 import { openObjectStore } from '../objects/open-objects.js';
 import { type Sweeper, startObjectSweeper } from '../objects/sweeper.js';
@@ -56,6 +57,7 @@ export async function startGateway(options: StartOptions): Promise<RunningGatewa
   const ledger = new Ledger(store, clock, logger, {
     leaseMs: config.ledger.lease_seconds * 1000,
     reaperIntervalMs: config.ledger.reaper_interval_seconds * 1000,
+    projectCaps: projectCapsFrom(config.projects),
   });
   try {
     await bootstrapStore(store, config, environment);

@@ -10,6 +10,7 @@
  * - Governance writes with an idempotency key store their response in the same transaction.
  */
 
+import type { SpendCaps } from '../ledger/spend-caps.js';
 import type { BatchesRepository } from './batches-port.js';
 import type { DeferredResponsesRepository } from './deferred-responses-port.js';
 import type { FilesRepository } from './files-port.js';
@@ -176,7 +177,12 @@ export interface ReserveInput {
   /** null: the call is not attached to a Run; the attempt is still recorded (no budget). */
   runId: string | null;
   reservationMicrosUsd: number;
-  /** Epoch ms; used to decide whether the Run has expired. */
+  /**
+   * The Project's spend caps (configuration). The key's caps are read from its row in the same
+   * transaction. Every cap that applies is admitted with the Run, atomically (ledger/spend-caps.ts).
+   */
+  projectCaps?: SpendCaps;
+  /** Epoch ms; used to decide whether the Run has expired and which cap windows the call counts in. */
   now: number;
   createdAt: string;
   leaseExpiresAt: string;
@@ -294,7 +300,10 @@ export interface Store {
   getRun(projectId: string, id: string): Promise<Run | undefined>;
 
   // ledger
-  /** Throws GatewayError run_not_found | run_not_active | run_budget_exceeded. */
+  /**
+   * Throws GatewayError run_not_found | run_not_active | run_budget_exceeded |
+   * project_budget_exceeded | key_budget_exceeded (checked in that order).
+   */
   reserve(input: ReserveInput): Promise<void>;
   /** Idempotent per attempt: settling a settled attempt again is a no-op. Writes the audit entry. */
   settle(input: SettleInput): Promise<void>;

@@ -12,6 +12,7 @@ import { parseConfig } from '../../src/config/load.js';
 import { type Config, SCOPES } from '../../src/config/schema.js';
 import { buildUpstreams, type Upstreams } from '../../src/gateway/connections.js';
 import { Ledger } from '../../src/ledger/ledger.js';
+import { projectCapsFrom } from '../../src/ledger/spend-caps.js';
 import { type Clock, systemClock } from '../../src/lib/clock.js';
 import { newId } from '../../src/lib/ids.js';
 import { createLogger } from '../../src/lib/logger.js';
@@ -92,6 +93,7 @@ export async function startTestGateway(options: TestGatewayOptions = {}): Promis
   const ledger = new Ledger(store, clock, logger, {
     leaseMs: config.ledger.lease_seconds * 1000,
     reaperIntervalMs: config.ledger.reaper_interval_seconds * 1000,
+    projectCaps: projectCapsFrom(config.projects),
   });
   const app = await buildApp({
     config,

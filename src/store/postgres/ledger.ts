@@ -10,12 +10,22 @@
  * - Reaping claims expired attempts with FOR UPDATE SKIP LOCKED, so replicas reap concurrently
  *   without double-settling; claimed rows are settled in run_id order, so two reapers lock Runs in
  *   the same order and cannot deadlock.
- * Lock order everywhere: attempt, then Run.
+ * - Spend caps (caps.ts): after the Run, each counter is admitted by its own conditional UPDATE; a
+ *   refusal rolls the whole reservation back. Settlement releases/commits them after the Run.
+ * Lock order everywhere: attempt, then Run, then spend counters (in lockOrder).
  */
 import type pg from 'pg';
+import {
+  type CounterKey,
+  counterKeys,
+  lockOrder,
+  recordedCounters,
+  reservationCounters,
+} from '../../ledger/spend-caps.js';
 import type { ReserveInput, SettleInput } from '../port.js';
 import { type Row, runFromRow } from '../rows.js';
 import { reserveFailure, settlementAmounts } from '../rules.js';
+import { keyCapsIn, reserveCapsIn, settleCapsIn } from './caps.js';
 
 export async function reserveIn(client: pg.PoolClient, input: ReserveInput): Promise<void> {
   if (input.runId !== null) {
@@ -35,10 +45,18 @@ export async function reserveIn(client: pg.PoolClient, input: ReserveInput): Pro
       throw reserveFailure(row ? runFromRow(row) : undefined, nowIso, input.reservationMicrosUsd);
     }
   }
+  const counters = reservationCounters(
+    input.projectId,
+    input.projectCaps,
+    input.keyId,
+    await keyCapsIn(client, input.keyId),
+    input.now,
+  );
+  await reserveCapsIn(client, counters, input.reservationMicrosUsd);
   await client.query(
     `INSERT INTO attempts (id, project_id, key_id, run_id, state, reservation, lease_expires_at, owner, endpoint, alias,
-       connection, profile, upstream_model, created_at)
-     VALUES ($1, $2, $3, $4, 'reserved', $5, $6, $7, $8, $9, $10, $11, $12, $13)`,
+       connection, profile, upstream_model, created_at, cap_counters)
+     VALUES ($1, $2, $3, $4, 'reserved', $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)`,
     [
       input.attemptId,
       input.projectId,
@@ -53,12 +71,23 @@ export async function reserveIn(client: pg.PoolClient, input: ReserveInput): Pro
       input.profile,
       input.upstreamModel,
       input.createdAt,
+      counters.length === 0 ? null : JSON.stringify(counterKeys(counters)),
     ],
   );
 }
 
-/** Settles an attempt whose row this transaction has locked (state 'reserved'). */
-async function settleLocked(client: pg.PoolClient, attempt: Row, input: SettleInput): Promise<void> {
+/** What a settlement does to the spend counters the attempt was admitted on. */
+interface CapSettlement {
+  counters: CounterKey[];
+  reservation: number;
+  commit: number;
+}
+
+/**
+ * Settles an attempt whose row this transaction has locked (state 'reserved'); returns what its
+ * spend counters need, which the caller applies after the Run (settleIn) or after every Run (reapIn).
+ */
+async function settleLocked(client: pg.PoolClient, attempt: Row, input: SettleInput): Promise<CapSettlement> {
   const reservation = Number(attempt.reservation);
   const amounts = settlementAmounts(input.state, reservation, input.costMicrosUsd);
   if (attempt.run_id !== null) {
@@ -104,6 +133,7 @@ async function settleLocked(client: pg.PoolClient, attempt: Row, input: SettleIn
       input.settledAt,
     ],
   );
+  return { counters: recordedCounters(attempt.cap_counters), reservation, commit: amounts.commit };
 }
 
 /** Idempotent: an attempt already settled (or unknown) is left alone. */
@@ -111,7 +141,8 @@ export async function settleIn(client: pg.PoolClient, input: SettleInput): Promi
   const found = await client.query<Row>('SELECT * FROM attempts WHERE id = $1 FOR UPDATE', [input.attemptId]);
   const attempt = found.rows[0];
   if (attempt?.state !== 'reserved') return;
-  await settleLocked(client, attempt, input);
+  const caps = await settleLocked(client, attempt, input);
+  await settleCapsIn(client, caps.counters, caps.reservation, caps.commit);
 }
 
 export async function renewLeaseIn(
@@ -138,9 +169,10 @@ export async function reapIn(client: pg.PoolClient, nowIso: string, liveOwner?: 
     liveOwner === undefined ? [nowIso] : [nowIso, liveOwner],
   );
   const nowMs = Date.parse(nowIso);
+  const caps: CapSettlement[] = [];
   for (const attempt of claimed.rows) {
     const createdMs = new Date(attempt.created_at as Date | string).getTime();
-    await settleLocked(client, attempt, {
+    const settlement = await settleLocked(client, attempt, {
       attemptId: String(attempt.id),
       state: 'unknown',
       costMicrosUsd: 0,
@@ -150,6 +182,14 @@ export async function reapIn(client: pg.PoolClient, nowIso: string, liveOwner?: 
       durationMs: Math.max(0, nowMs - createdMs),
       settledAt: nowIso,
     });
+    caps.push(settlement);
+  }
+  // Counters after every Run, one at a time in lock order, so the reaper (which holds several Runs)
+  // never waits for a Run while holding a counter.
+  for (const counter of lockOrder(
+    caps.flatMap((settlement) => settlement.counters.map((key) => ({ ...key, settlement }))),
+  )) {
+    await settleCapsIn(client, [counter], counter.settlement.reservation, counter.settlement.commit);
   }
   return claimed.rows.length;
 }

@@ -1,6 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { defineCapsContract } from '../contract/caps-contract.js';
 import { defineFilesContract } from '../contract/files-contract.js';
 import { defineJobsContract } from '../contract/jobs-contract.js';
 import { defineStoreContract } from '../contract/store-contract.js';
@@ -22,3 +23,4 @@ const openSqlite = async () => {
 defineStoreContract('sqlite', openSqlite);
 defineFilesContract('sqlite', openSqlite);
 defineJobsContract('sqlite', openSqlite);
+defineCapsContract('sqlite', openSqlite);

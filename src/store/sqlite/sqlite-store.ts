@@ -8,6 +8,7 @@ import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import { GatewayError, StoreUnavailableError } from '../../errors/gateway-error.js';
+import { counterKeys, recordedCounters, reservationCounters } from '../../ledger/spend-caps.js';
 import type {
   AuditEntry,
   AuditQuery,
@@ -40,6 +41,7 @@ import {
   settlementAmounts,
 } from '../rules.js';
 import { SqliteBatches } from './batches.js';
+import { checkCaps, keyCaps, reserveCaps, settleCaps } from './caps.js';
 import { SqliteDeferredResponses } from './deferred-responses.js';
 import { SqliteFilesRepository } from './files.js';
 import { SqliteJobs } from './jobs.js';
@@ -496,6 +498,14 @@ export class SqliteStore implements Store {
   async reserve(input: ReserveInput): Promise<void> {
     const nowIso = new Date(input.now).toISOString();
     return this.groupCommit(() => {
+      const sql = (text: string) => this.sql(text);
+      const counters = reservationCounters(
+        input.projectId,
+        input.projectCaps,
+        input.keyId,
+        keyCaps(sql, input.keyId),
+        input.now,
+      );
       if (input.runId !== null) {
         const admitted = this.sql(
           `UPDATE runs SET reserved = reserved + ?
@@ -509,10 +519,22 @@ export class SqliteStore implements Store {
           throw reserveFailure(row ? runFromRow(row) : undefined, nowIso, input.reservationMicrosUsd);
         }
       }
+      try {
+        checkCaps(sql, counters, input.reservationMicrosUsd);
+      } catch (error) {
+        // A refused item must leave nothing behind in the group commit: undo the Run's reservation.
+        if (input.runId !== null)
+          this.sql('UPDATE runs SET reserved = reserved - ? WHERE id = ?').run(
+            input.reservationMicrosUsd,
+            input.runId,
+          );
+        throw error;
+      }
+      reserveCaps(sql, counters, input.reservationMicrosUsd);
       this.sql(
         `INSERT INTO attempts (id, project_id, key_id, run_id, state, reservation, lease_expires_at, owner, endpoint, alias,
-           connection, profile, upstream_model, created_at)
-         VALUES (?, ?, ?, ?, 'reserved', ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+           connection, profile, upstream_model, created_at, cap_counters)
+         VALUES (?, ?, ?, ?, 'reserved', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       ).run(
         input.attemptId,
         input.projectId,
@@ -527,6 +549,7 @@ export class SqliteStore implements Store {
         input.profile,
         input.upstreamModel,
         input.createdAt,
+        counters.length === 0 ? null : JSON.stringify(counterKeys(counters)),
       );
     });
   }
@@ -585,6 +608,7 @@ export class SqliteStore implements Store {
            unknown_attempts = unknown_attempts + ? WHERE id = ?`,
       ).run(reservation, amounts.commit, amounts.overrun, amounts.unknown, attempt.run_id);
     }
+    settleCaps((text) => this.sql(text), recordedCounters(attempt.cap_counters), reservation, amounts.commit);
     this.sql('UPDATE attempts SET state = ?, cost = ?, settled_at = ? WHERE id = ?').run(
       input.state,
       amounts.commit,
