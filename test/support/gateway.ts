@@ -45,6 +45,8 @@ export interface TestGatewayOptions {
   config?: Record<string, unknown>;
   environment?: NodeJS.ProcessEnv;
   clock?: Clock;
+  /** PostgreSQL only: use this existing database (another replica's) instead of a fresh one. */
+  databaseUrl?: string;
 }
 
 export function baseConfig(): Record<string, unknown> {
@@ -66,10 +68,12 @@ export async function startTestGateway(options: TestGatewayOptions = {}): Promis
     raw.store = { kind: 'sqlite', sqlite: { path: join(folder, 'svc.db') } };
     raw.data_dir = folder;
   } else {
-    const { createTestDatabase } = await import('./postgres.js');
-    const database = await createTestDatabase();
-    cleanups.push(() => database.drop());
-    environment.SVC_TEST_DATABASE_URL = database.url;
+    if (options.databaseUrl === undefined) {
+      const { createTestDatabase } = await import('./postgres.js');
+      const database = await createTestDatabase();
+      cleanups.push(() => database.drop());
+      environment.SVC_TEST_DATABASE_URL = database.url;
+    } else environment.SVC_TEST_DATABASE_URL = options.databaseUrl;
     raw.store = { kind: 'postgres', postgres: { url_env: 'SVC_TEST_DATABASE_URL' } };
     const folder = mkdtempSync(join(tmpdir(), 'svc-test-'));
     cleanups.push(() => rmSync(folder, { recursive: true, force: true }));
