@@ -3,10 +3,10 @@ import {
   capCounters,
   capRefusal,
   dayPeriod,
-  lockOrder,
   monthPeriod,
   projectCapsFrom,
   recordedCounters,
+  refusalOrder,
   reservationCounters,
   spendCapsFields,
   spendCapsOf,
@@ -46,7 +46,7 @@ describe('spend caps (pure)', () => {
       'key/2026-11-23',
       'key/lifetime',
     ]);
-    expect(lockOrder([...counters].reverse())).toEqual(counters);
+    expect(refusalOrder([...counters].reverse())).toEqual(counters);
   });
 
   it('names the limit, its window and what remains in a refusal', () => {

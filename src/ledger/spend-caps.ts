@@ -92,10 +92,10 @@ export function capCounters(
 }
 
 /**
- * Counters in the one order every adapter locks them (Project before key, then by period), so two
- * transactions never wait on each other's counters in opposite orders.
+ * The order in which a reservation's counters are checked, hence which one a refusal names when
+ * several refuse: Project before key, then by period. (Locking order is store/cap-tally.ts's.)
  */
-export function lockOrder<T extends CounterKey>(counters: readonly T[]): T[] {
+export function refusalOrder<T extends CounterKey>(counters: readonly T[]): T[] {
   const rank = (counter: CounterKey) =>
     `${counter.scope === 'project' ? 0 : 1}/${counter.ownerId}/${counter.period}`;
   return [...counters].sort((left, right) =>
@@ -146,7 +146,7 @@ export function spendCapsFields(caps: SpendCaps): SpendCapsFields {
   };
 }
 
-/** Every counter a reservation at `nowMs` must fit, in lock order (Project caps, then key caps). */
+/** Every counter a reservation at `nowMs` must fit, in refusal order (Project caps, then key caps). */
 export function reservationCounters(
   projectId: string,
   projectCaps: SpendCaps | undefined,
@@ -154,7 +154,7 @@ export function reservationCounters(
   keyCaps: SpendCaps | undefined,
   nowMs: number,
 ): CapCounter[] {
-  return lockOrder([
+  return refusalOrder([
     ...capCounters('project', projectId, projectCaps, nowMs),
     ...capCounters('key', keyId, keyCaps, nowMs),
   ]);

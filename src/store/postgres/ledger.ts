@@ -10,22 +10,23 @@
  * - Reaping claims expired attempts with FOR UPDATE SKIP LOCKED, so replicas reap concurrently
  *   without double-settling; claimed rows are settled in run_id order, so two reapers lock Runs in
  *   the same order and cannot deadlock.
- * - Spend caps (caps.ts): after the Run, each counter is admitted by its own conditional UPDATE; a
- *   refusal rolls the whole reservation back. Settlement releases/commits them after the Run.
- * Lock order everywhere: attempt, then Run, then spend counters (in lockOrder).
+ * - Spend caps (caps.ts): after the Run, the counters are locked (FOR UPDATE, counterOrder) and the
+ *   reservation admitted only if it fits every one; a refusal rolls the whole reservation back.
+ *   Settlement (and the reaper, after all its Runs) releases/commits them last.
+ * Lock order everywhere: attempt, then Run, then spend counters (counterOrder).
  */
 import type pg from 'pg';
 import {
   type CounterKey,
   counterKeys,
-  lockOrder,
   recordedCounters,
   reservationCounters,
 } from '../../ledger/spend-caps.js';
+import { CapTally, counterSettlements } from '../cap-tally.js';
 import type { ReserveInput, SettleInput } from '../port.js';
 import { type Row, runFromRow } from '../rows.js';
 import { reserveFailure, settlementAmounts } from '../rules.js';
-import { keyCapsIn, reserveCapsIn, settleCapsIn } from './caps.js';
+import { addReservationsIn, keyCapsIn, lockCountersIn, settleCountersIn } from './caps.js';
 
 export async function reserveIn(client: pg.PoolClient, input: ReserveInput): Promise<void> {
   if (input.runId !== null) {
@@ -49,10 +50,16 @@ export async function reserveIn(client: pg.PoolClient, input: ReserveInput): Pro
     input.projectId,
     input.projectCaps,
     input.keyId,
-    await keyCapsIn(client, input.keyId),
+    (await keyCapsIn(client, [input.keyId])).get(input.keyId),
     input.now,
   );
-  await reserveCapsIn(client, counters, input.reservationMicrosUsd);
+  if (counters.length > 0) {
+    const tally = new CapTally(await lockCountersIn(client, counters));
+    const refusal = tally.refusal(counters, input.reservationMicrosUsd);
+    if (refusal) throw refusal; // rolls the Run's reservation back with the transaction
+    tally.take(counters, input.reservationMicrosUsd);
+    await addReservationsIn(client, tally.reservations());
+  }
   await client.query(
     `INSERT INTO attempts (id, project_id, key_id, run_id, state, reservation, lease_expires_at, owner, endpoint, alias,
        connection, profile, upstream_model, created_at, cap_counters)
@@ -142,7 +149,7 @@ export async function settleIn(client: pg.PoolClient, input: SettleInput): Promi
   const attempt = found.rows[0];
   if (attempt?.state !== 'reserved') return;
   const caps = await settleLocked(client, attempt, input);
-  await settleCapsIn(client, caps.counters, caps.reservation, caps.commit);
+  await settleCountersIn(client, counterSettlements([caps]));
 }
 
 export async function renewLeaseIn(
@@ -184,12 +191,8 @@ export async function reapIn(client: pg.PoolClient, nowIso: string, liveOwner?: 
     });
     caps.push(settlement);
   }
-  // Counters after every Run, one at a time in lock order, so the reaper (which holds several Runs)
-  // never waits for a Run while holding a counter.
-  for (const counter of lockOrder(
-    caps.flatMap((settlement) => settlement.counters.map((key) => ({ ...key, settlement }))),
-  )) {
-    await settleCapsIn(client, [counter], counter.settlement.reservation, counter.settlement.commit);
-  }
+  // Counters after every Run, so the reaper (which holds several Runs) never waits for a Run while
+  // holding a counter.
+  await settleCountersIn(client, counterSettlements(caps));
   return claimed.rows.length;
 }

@@ -1,37 +1,39 @@
 /**
- * Spend caps on SQLite (ledger/spend-caps.ts), inside the ledger's serial transaction. SQLite has
- * one writer and the ledger's group commit runs items one after another, so "read every counter,
- * decide, then write" is exact here; the order matters for the group commit's rule that a refused
- * item has written nothing: reserve() checks every cap BEFORE the Run's conditional update and
- * only then writes (PostgreSQL instead relies on conditional updates and rollback: postgres/caps.ts).
+ * Spend caps on SQLite (ledger/spend-caps.ts, store/cap-tally.ts), inside the ledger's serial
+ * transaction: one writer, so reading the counters, deciding (CapTally) and writing is exact here.
+ * The decision is taken before anything is written, which keeps the group commit's rule that a
+ * refused item has written nothing.
  */
 import type Database from 'better-sqlite3';
-import { type CapCounter, type CounterKey, capRefusal, type SpendCaps } from '../../ledger/spend-caps.js';
+import type { CounterKey, SpendCaps } from '../../ledger/spend-caps.js';
+import { type CounterSettlement, type CounterUsage, counterId } from '../cap-tally.js';
 import type { Row } from '../rows.js';
 
 type Sql = (text: string) => Database.Statement;
 
-/** The caps stored on a key (none for an unknown key). */
+/** The caps stored on a key (none for an unknown key or a key without caps). */
 export function keyCaps(sql: Sql, keyId: string): SpendCaps {
   const row = sql('SELECT limits FROM gateway_keys WHERE id = ?').get(keyId) as Row | undefined;
   return row?.limits ? (JSON.parse(String(row.limits)) as SpendCaps) : {};
 }
 
-/** Throws key_budget_exceeded / project_budget_exceeded naming the first cap `amount` does not fit. */
-export function checkCaps(sql: Sql, counters: readonly CapCounter[], amount: number): void {
+export function counterUsage(sql: Sql, counters: readonly CounterKey[]): Map<string, CounterUsage> {
+  const usage = new Map<string, CounterUsage>();
   for (const counter of counters) {
     const row = sql(
       'SELECT committed, reserved FROM spend_counters WHERE scope = ? AND owner_id = ? AND period = ?',
     ).get(counter.scope, counter.ownerId, counter.period) as Row | undefined;
-    const usage = { committed: Number(row?.committed ?? 0), reserved: Number(row?.reserved ?? 0) };
-    if (usage.committed + usage.reserved + amount > counter.limitMicrosUsd)
-      throw capRefusal(counter, usage, amount);
+    if (row)
+      usage.set(counterId(counter), { committed: Number(row.committed), reserved: Number(row.reserved) });
   }
+  return usage;
 }
 
-/** Adds the reservation to every counter (after checkCaps admitted it in the same transaction). */
-export function reserveCaps(sql: Sql, counters: readonly CounterKey[], amount: number): void {
-  for (const counter of counters) {
+export function addReservations(
+  sql: Sql,
+  reservations: ReadonlyArray<{ counter: CounterKey; amount: number }>,
+): void {
+  for (const { counter, amount } of reservations) {
     sql(
       `INSERT INTO spend_counters (scope, owner_id, period, committed, reserved) VALUES (?, ?, ?, 0, ?)
        ON CONFLICT (scope, owner_id, period) DO UPDATE SET reserved = reserved + excluded.reserved`,
@@ -39,16 +41,10 @@ export function reserveCaps(sql: Sql, counters: readonly CounterKey[], amount: n
   }
 }
 
-/** Releases the reservation and commits the cost on the counters the attempt was admitted on. */
-export function settleCaps(
-  sql: Sql,
-  counters: readonly CounterKey[],
-  reservation: number,
-  commit: number,
-): void {
-  for (const counter of counters) {
+export function settleCounters(sql: Sql, settlements: readonly CounterSettlement[]): void {
+  for (const { counter, released, committed } of settlements) {
     sql(
       'UPDATE spend_counters SET reserved = reserved - ?, committed = committed + ? WHERE scope = ? AND owner_id = ? AND period = ?',
-    ).run(reservation, commit, counter.scope, counter.ownerId, counter.period);
+    ).run(released, committed, counter.scope, counter.ownerId, counter.period);
   }
 }

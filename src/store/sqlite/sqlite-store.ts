@@ -9,6 +9,7 @@ import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import { GatewayError, StoreUnavailableError } from '../../errors/gateway-error.js';
 import { counterKeys, recordedCounters, reservationCounters } from '../../ledger/spend-caps.js';
+import { CapTally, counterSettlements } from '../cap-tally.js';
 import type {
   AuditEntry,
   AuditQuery,
@@ -41,7 +42,7 @@ import {
   settlementAmounts,
 } from '../rules.js';
 import { SqliteBatches } from './batches.js';
-import { checkCaps, keyCaps, reserveCaps, settleCaps } from './caps.js';
+import { addReservations, counterUsage, keyCaps, settleCounters } from './caps.js';
 import { SqliteDeferredResponses } from './deferred-responses.js';
 import { SqliteFilesRepository } from './files.js';
 import { SqliteJobs } from './jobs.js';
@@ -506,6 +507,9 @@ export class SqliteStore implements Store {
         keyCaps(sql, input.keyId),
         input.now,
       );
+      // Decide every cap before writing anything (a refused item of the group commit writes nothing).
+      const tally = new CapTally(counterUsage(sql, counters));
+      const capRefusal = tally.refusal(counters, input.reservationMicrosUsd);
       if (input.runId !== null) {
         const admitted = this.sql(
           `UPDATE runs SET reserved = reserved + ?
@@ -519,18 +523,17 @@ export class SqliteStore implements Store {
           throw reserveFailure(row ? runFromRow(row) : undefined, nowIso, input.reservationMicrosUsd);
         }
       }
-      try {
-        checkCaps(sql, counters, input.reservationMicrosUsd);
-      } catch (error) {
-        // A refused item must leave nothing behind in the group commit: undo the Run's reservation.
+      if (capRefusal) {
+        // Only a cap refuses (the Run would have been named first): undo the Run's reservation.
         if (input.runId !== null)
           this.sql('UPDATE runs SET reserved = reserved - ? WHERE id = ?').run(
             input.reservationMicrosUsd,
             input.runId,
           );
-        throw error;
+        throw capRefusal;
       }
-      reserveCaps(sql, counters, input.reservationMicrosUsd);
+      tally.take(counters, input.reservationMicrosUsd);
+      addReservations(sql, tally.reservations());
       this.sql(
         `INSERT INTO attempts (id, project_id, key_id, run_id, state, reservation, lease_expires_at, owner, endpoint, alias,
            connection, profile, upstream_model, created_at, cap_counters)
@@ -608,7 +611,12 @@ export class SqliteStore implements Store {
            unknown_attempts = unknown_attempts + ? WHERE id = ?`,
       ).run(reservation, amounts.commit, amounts.overrun, amounts.unknown, attempt.run_id);
     }
-    settleCaps((text) => this.sql(text), recordedCounters(attempt.cap_counters), reservation, amounts.commit);
+    settleCounters(
+      (text) => this.sql(text),
+      counterSettlements([
+        { counters: recordedCounters(attempt.cap_counters), reservation, commit: amounts.commit },
+      ]),
+    );
     this.sql('UPDATE attempts SET state = ?, cost = ?, settled_at = ? WHERE id = ?').run(
       input.state,
       amounts.commit,
