@@ -85,7 +85,7 @@ async function main() {
       state: 'settled',
       costMicrosUsd: 10,
       usage: { inputTokens: 1, outputTokens: 2, cacheCreationInputTokens: 0, cacheReadInputTokens: 0 },
-      outcome: 'ok',
+      outcome: 'completed',
       httpStatus: 200,
       durationMs: 1,
       settledAt: iso(Date.now()),

@@ -8,40 +8,23 @@ import Fastify, {
   type FastifyReply,
   LogController,
 } from 'fastify';
-import type { Logger } from 'pino';
-import type { Config } from './config/schema.js';
 import { GatewayError } from './errors/gateway-error.js';
 import { dialectOf, renderError } from './errors/render.js';
-import type { Upstreams } from './gateway/connections.js';
-import { CountTokensService } from './gateway/count-tokens-service.js';
-import { MessagesService } from './gateway/messages-service.js';
-import { KeysService } from './governance/keys-service.js';
-import { RateLimiter } from './governance/rate-limit.js';
-import { GovernanceService } from './governance/service.js';
-import { Authenticator } from './http/auth.js';
+import { registerBatchesRoutes } from './http/batches-routes.js';
 import { registerBodyParsers } from './http/body.js';
 import { registerErrorHandling } from './http/errors.js';
 import { registerGovernanceRoutes } from './http/governance-routes.js';
 import { registerHealthRoutes } from './http/health-routes.js';
 import { registerMessagesRoutes } from './http/messages-routes.js';
 import { registerResourceRoutes } from './http/resource-routes.js';
-import type { Ledger } from './ledger/ledger.js';
-import type { Clock } from './lib/clock.js';
+import { registerResponsesRoutes } from './http/responses-routes.js';
 import { randomBase32 } from './lib/ids.js';
-import type { ObjectStore } from './objects/port.js';
-import { registerDeferredWork } from './startup/deferred-work.js';
-import type { Store } from './store/port.js';
+import { type AppDeps, composeServices } from './startup/compose.js';
 
-export interface AppDeps {
-  config: Config;
-  store: Store;
-  clock: Clock;
-  logger: Logger;
-  upstreams: Upstreams;
-  ledger: Ledger;
-  /** Private object store (files, spools, sealed objects); default: the local folder of the configuration. */
-  objects?: ObjectStore;
-}
+export type { AppDeps };
+
+/** Batches and deferred responses: a 409 is a state conflict, retrying the same call cannot succeed. */
+const DEFERRED_PATHS = /^\/v1\/(batches|responses)(\/|$|\?)/;
 
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const app = Fastify({
@@ -90,33 +73,26 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   registerBodyParsers(app);
   registerErrorHandling(app);
 
-  const authenticator = new Authenticator(deps.store, deps.clock, deps.config.auth.key_cache_ms);
-  const governance = new GovernanceService({
-    store: deps.store,
-    clock: deps.clock,
-    config: deps.config,
-    pendingFor: (runId) => deps.ledger.pendingFor(runId),
-  });
+  const services = composeServices(deps);
+  const { authenticator } = services;
   registerHealthRoutes(app, deps.store);
-  const keys = new KeysService({
-    store: deps.store,
-    clock: deps.clock,
-    config: deps.config,
-    onRevoked: (keyId) => authenticator.forget(keyId),
+  registerGovernanceRoutes(app, services);
+  registerMessagesRoutes(app, services);
+  registerResourceRoutes(app, { ...services, maxUploadBytes: deps.config.objects.max_upload_bytes });
+  registerResponsesRoutes(app, { authenticator, responses: services.responses });
+  registerBatchesRoutes(app, { authenticator, batches: services.batches });
+  app.addHook('onSend', async (request, reply, payload) => {
+    if (reply.statusCode === 409 && DEFERRED_PATHS.test(request.url)) reply.header('x-should-retry', 'false');
+    return payload;
   });
-  registerGovernanceRoutes(app, {
-    governance,
-    authenticator,
-    rateLimiter: new RateLimiter(deps.clock),
-    keys,
+  // The worker runs only while the app listens (the gateway server, end-to-end tests); an app that
+  // is only built (inject tests) runs no background work. It stops before the store closes.
+  app.addHook('onListen', async () => {
+    await services.worker.start();
   });
-  registerMessagesRoutes(app, {
-    authenticator,
-    messages: new MessagesService({ config: deps.config, upstreams: deps.upstreams, ledger: deps.ledger }),
-    countTokens: new CountTokensService(deps.upstreams, deps.ledger),
+  app.addHook('onClose', async () => {
+    await services.worker.stop();
   });
-  registerResourceRoutes(app, { ...deps, authenticator });
-  registerDeferredWork(app, { ...deps, authenticator });
   await app.ready();
   return app;
 }

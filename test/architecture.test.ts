@@ -20,6 +20,7 @@ function sourceFiles(folder: string): string[] {
 interface ImportEdge {
   from: string;
   to: string;
+  statement: string;
 }
 
 const edges: ImportEdge[] = sourceFiles(SOURCE).flatMap((file) => {
@@ -27,6 +28,7 @@ const edges: ImportEdge[] = sourceFiles(SOURCE).flatMap((file) => {
   return [
     ...text.matchAll(/(?:import|export)[^'"]*?from\s+'(\.{1,2}\/[^']+)'|import\(\s*'(\.{1,2}\/[^']+)'\s*\)/g),
   ].map((match) => ({
+    statement: match[0],
     from: relative(SOURCE, file),
     to: relative(SOURCE, resolve(dirname(file), (match[1] ?? match[2])!)).replace(/\.js$/, '.ts'),
   }));
@@ -47,6 +49,7 @@ describe('architecture', () => {
   it('keeps primitives free of vendors, governance, storage and HTTP', () => {
     const forbidden = new Set([
       'gateway',
+      'experimental',
       'governance',
       'store',
       'http',
@@ -72,7 +75,7 @@ describe('architecture', () => {
   });
 
   it('keeps the canonical model, the catalogue and the store below the use cases and HTTP', () => {
-    const above = new Set(['gateway', 'governance', 'http', 'startup', 'app.ts', 'main.ts']);
+    const above = new Set(['gateway', 'experimental', 'governance', 'http', 'startup', 'app.ts', 'main.ts']);
     expect(
       violations(
         (edge) =>
@@ -85,7 +88,9 @@ describe('architecture', () => {
   it('keeps use cases free of HTTP', () => {
     expect(
       violations(
-        (edge) => ['gateway', 'governance', 'jobs'].includes(top(edge.from)) && top(edge.to) === 'http',
+        (edge) =>
+          ['gateway', 'experimental', 'governance', 'jobs'].includes(top(edge.from)) &&
+          top(edge.to) === 'http',
       ),
     ).toEqual([]);
   });
@@ -99,6 +104,72 @@ describe('architecture', () => {
           edge.from !== 'startup/open-store.ts',
       ),
     ).toEqual([]);
+  });
+
+  it('keeps the messages path and the shared call parts free of the experimental wing', () => {
+    expect(violations((edge) => top(edge.from) === 'gateway' && top(edge.to) === 'experimental')).toEqual([]);
+  });
+
+  it('lets HTTP import no adapter and no composition (services are built in startup/compose.ts)', () => {
+    expect(
+      violations(
+        (edge) =>
+          top(edge.from) === 'http' &&
+          (/^store\/(sqlite|postgres)\//.test(edge.to) ||
+            /^objects\/(local-folder|open-objects|sealing|sweeper)\.ts$/.test(edge.to) ||
+            top(edge.to) === 'startup' ||
+            top(edge.to) === 'simulator'),
+      ),
+    ).toEqual([]);
+  });
+
+  it('lets app.ts only register routes on the services of the one composition module', () => {
+    const allowed = (to: string) =>
+      ['http', 'errors', 'lib'].includes(top(to)) || to === 'startup/compose.ts';
+    expect(violations((edge) => edge.from === 'app.ts' && !allowed(edge.to))).toEqual([]);
+  });
+
+  it('builds the use-case services only in startup/compose.ts', () => {
+    const builders = sourceFiles(SOURCE)
+      .filter((file) =>
+        /new (MessagesService|CountTokensService|FilesService|SideEndpointsService|ResponsesService|ResponseRunner|BatchService|BatchJob|GovernanceService|Authenticator|JobWorker|Ledger)\(/.test(
+          readFileSync(file, 'utf8'),
+        ),
+      )
+      .map((file) => relative(SOURCE, file));
+    expect(builders).toEqual(['startup/compose.ts']);
+  });
+
+  it('lets only the attempt runner (and the ledger beneath it) reserve, settle or renew attempts', () => {
+    // Calls of the store's (or the ledger's) reserve / settle / renewLease / persistSettlement,
+    // anywhere outside src/ledger/ and the store itself (its adapters and contract suites).
+    const callers = sourceFiles(SOURCE)
+      .map((file) => relative(SOURCE, file))
+      .filter((file) => !file.startsWith('ledger/') && !file.startsWith('store/'))
+      .filter((file) =>
+        /\.(reserve|settle|renewLease|persistSettlement|reapExpiredAttempts)\(/.test(
+          readFileSync(join(SOURCE, file), 'utf8'),
+        ),
+      );
+    expect(callers).toEqual([]);
+    // Only the runner (and the composition module that builds it) may hold the ledger itself.
+    expect(
+      violations(
+        (edge) =>
+          edge.to === 'ledger/ledger.ts' &&
+          !edge.from.startsWith('ledger/') &&
+          edge.from !== 'startup/compose.ts' &&
+          edge.from !== 'startup/gateway-server.ts' &&
+          !/import type/.test(edge.statement),
+      ),
+    ).toEqual([]);
+    // Inside the ledger, only the runner and the ledger reach the store's ledger operations.
+    const ledgerCallers = sourceFiles(join(SOURCE, 'ledger'))
+      .map((file) => relative(SOURCE, file))
+      .filter((file) =>
+        /store\.(reserve|settle|renewLease)\(/.test(readFileSync(join(SOURCE, file), 'utf8')),
+      );
+    expect(ledgerCallers).toEqual(['ledger/ledger.ts']);
   });
 
   it('reads process.env only in main.ts', () => {

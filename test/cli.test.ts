@@ -121,7 +121,7 @@ projects:
       state: 'settled',
       costMicrosUsd: 12,
       usage: { inputTokens: 3, outputTokens: 4, cacheCreationInputTokens: 0, cacheReadInputTokens: 0 },
-      outcome: 'ok',
+      outcome: 'completed',
       httpStatus: 200,
       durationMs: 5,
       settledAt: new Date(now + 5).toISOString(),

@@ -1,5 +1,6 @@
 /**
- * Which profiles serve the experimental side endpoints (speech, transcriptions, images,
+ * Which profiles serve the experimental endpoints. Batches: the wires with an upstream batch API;
+ * responses: the responses wire. The side endpoints (speech, transcriptions, images,
  * moderations): the chat-embeddings family, whose upstreams expose them on the chat-completions
  * wire. Files are served by every chat-completions profile (uploaded upstream) and every
  * vendora-wire profile (stored only).
@@ -15,7 +16,12 @@ export const SIDE_ENDPOINT_PROFILES: readonly ProfileId[] = [
 
 export const FILE_PRIMITIVES: readonly PrimitiveName[] = ['chat-completions', 'messages'];
 
+/** Wires with an upstream batch API: vendora message batches and chat batches. */
+export const BATCH_PRIMITIVES: readonly PrimitiveName[] = ['messages', 'chat-completions'];
+
 export type ResourceEndpoint =
+  | 'batches'
+  | 'responses'
   | 'files'
   | 'audio.speech'
   | 'audio.transcriptions'
@@ -24,6 +30,8 @@ export type ResourceEndpoint =
 
 /** The resource_prices field an endpoint needs on its connection (files need none). */
 export const RESOURCE_PRICE_FIELD = {
+  batches: undefined,
+  responses: undefined,
   files: undefined,
   'audio.speech': 'speech_per_million_characters_micros',
   'audio.transcriptions': 'transcription_per_minute_micros',
@@ -33,6 +41,10 @@ export const RESOURCE_PRICE_FIELD = {
 
 export function servesResource(row: ProfileRow, endpoint: ResourceEndpoint): boolean {
   switch (endpoint) {
+    case 'batches':
+      return BATCH_PRIMITIVES.includes(row.primitive);
+    case 'responses':
+      return row.primitive === 'responses';
     case 'files':
       return FILE_PRIMITIVES.includes(row.primitive);
     case 'audio.speech':

@@ -89,7 +89,7 @@ function authHeaders(auth: AuthConfig, url: URL, environment: NodeJS.ProcessEnv)
 
 function buildConnection(config: ConnectionConfig, environment: NodeJS.ProcessEnv): Connection {
   const row = findProfile(config.profile);
-  if (!row || row.availability !== 'creatable')
+  if (row?.availability !== 'creatable')
     throw new Error(`connection ${config.name}: profile ${config.profile} cannot be created`);
   const url = new URL(config.base_url);
   const dispatcher = new Pool(url.origin, {

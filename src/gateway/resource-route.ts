@@ -1,12 +1,14 @@
 /**
- * Which connection serves an experimental resource request: the one `Svc-Route` names, else the
- * configured default for the endpoint (endpoints.default_connections), else 400 naming the header.
- * An unknown name is 400; a connection whose profile cannot serve the endpoint is 400 too.
+ * The one Svc-Route resolver. Which connection serves an experimental request (files, the side
+ * endpoints, batches, responses): the one `Svc-Route` names, else the configured default for the
+ * endpoint (endpoints.default_connections), else 400 naming the header. An unknown name is 400; a
+ * connection whose profile cannot serve the endpoint (catalogue/side-endpoints.ts) is 400 too.
+ * Also: the target of a model alias on that one connection (upstream model id and price), else 400.
  */
 import type { IncomingHttpHeaders } from 'node:http';
 import { type ResourceEndpoint, servesResource } from '../catalogue/side-endpoints.js';
 import { GatewayError } from '../errors/gateway-error.js';
-import type { Connection, Upstreams } from './connections.js';
+import type { Connection, ModelTarget, Upstreams } from './connections.js';
 
 export type { ResourceEndpoint };
 
@@ -45,4 +47,23 @@ export function resolveConnection(
     );
   }
   return connection;
+}
+
+export function targetOn(
+  upstreams: Upstreams,
+  alias: string,
+  connection: Connection,
+  param: string,
+): ModelTarget {
+  const found = upstreams.aliases
+    .get(alias)
+    ?.targets.find((target) => target.connection.name === connection.name);
+  if (!found) {
+    throw new GatewayError(
+      'invalid_request',
+      `${param}: ${alias} is not a model alias with a target on connection ${connection.name}`,
+      { param },
+    );
+  }
+  return found;
 }

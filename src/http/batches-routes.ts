@@ -3,7 +3,7 @@
  * the use case. Creates answer 200 (vendorb wire), replays too.
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import type { BatchService } from '../gateway/batches/service.js';
+import type { BatchService } from '../experimental/batches/service.js';
 import { requireScopes } from '../governance/scopes.js';
 import type { Authenticator } from './auth.js';
 import { jsonObjectBody } from './responses-routes.js';

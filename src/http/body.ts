@@ -2,9 +2,41 @@
  * Body parsing for every route: JSON bodies are parsed here (a parse failure is a 400 in the
  * route's own dialect); any other content type arrives as a raw Buffer for the route to refuse or
  * stream. Multipart routes register their own parser.
+ *
+ * Limits, checked before parsing and so before any validation, whether the body came with a
+ * content-length or chunked: the size limit (limits.messages_body_bytes; 413 request_too_large)
+ * and a nesting depth of at most MAX_JSON_DEPTH arrays and objects (400 invalid_request). Deeper
+ * bodies cannot be validated, priced or serialised upstream without exhausting the stack.
  */
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { GatewayError } from '../errors/gateway-error.js';
+
+/** The deepest nesting of arrays and objects a JSON body may have (docs/decisions.md, issue 9). */
+export const MAX_JSON_DEPTH = 128;
+
+const OPEN_BRACE = 0x7b;
+const OPEN_BRACKET = 0x5b;
+const CLOSE_BRACE = 0x7d;
+const CLOSE_BRACKET = 0x5d;
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+
+/** Whether `text` nests arrays and objects deeper than `limit` (strings are skipped; one scan, no allocation). */
+export function nestsDeeperThan(text: string, limit: number): boolean {
+  let depth = 0;
+  let inString = false;
+  for (let index = 0; index < text.length; index++) {
+    const code = text.charCodeAt(index);
+    if (inString) {
+      if (code === BACKSLASH) index++;
+      else if (code === QUOTE) inString = false;
+    } else if (code === QUOTE) inString = true;
+    else if (code === OPEN_BRACE || code === OPEN_BRACKET) {
+      if (++depth > limit) return true;
+    } else if (code === CLOSE_BRACE || code === CLOSE_BRACKET) depth--;
+  }
+  return false;
+}
 
 export function isJsonContentType(header: string | undefined): boolean {
   if (header === undefined) return false;
@@ -12,12 +44,31 @@ export function isJsonContentType(header: string | undefined): boolean {
   return essence === 'application/json';
 }
 
+const jsonBytes = new WeakMap<FastifyRequest, number>();
+
+/** The JSON body's size in bytes: its content-length, or (chunked) the bytes the parser read. */
+export function jsonBodyBytes(request: FastifyRequest): number {
+  const header = request.headers['content-length'];
+  return header !== undefined ? Number(header) : (jsonBytes.get(request) ?? 0);
+}
+
 export function registerBodyParsers(app: FastifyInstance): void {
   app.removeAllContentTypeParsers();
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, text, done) => {
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, text, done) => {
     if (text === '') return done(null, undefined);
+    const body = text as string;
+    if (request.headers['content-length'] === undefined) jsonBytes.set(request, Buffer.byteLength(body));
+    if (nestsDeeperThan(body, MAX_JSON_DEPTH)) {
+      return done(
+        new GatewayError(
+          'invalid_request',
+          `The JSON body nests arrays and objects deeper than ${MAX_JSON_DEPTH} levels.`,
+        ),
+        undefined,
+      );
+    }
     try {
-      done(null, JSON.parse(text as string));
+      done(null, JSON.parse(body));
     } catch {
       done(new GatewayError('invalid_request', 'The request body is not valid JSON.'), undefined);
     }

@@ -4,7 +4,7 @@
  * streamed back from it.
  */
 import type { FastifyInstance } from 'fastify';
-import type { FilesService } from '../gateway/files-service.js';
+import type { FilesService } from '../experimental/files/files-service.js';
 import { checkIdempotencyKey } from '../governance/idempotency.js';
 import { type Authenticator, requireScopes } from './auth.js';
 import { abandonBody, checkMultipart, formParts, registerMultipart } from './multipart-form.js';

@@ -6,10 +6,10 @@
 import type { ServerResponse } from 'node:http';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { GatewayError } from '../errors/gateway-error.js';
-import type { CountTokensService } from '../gateway/count-tokens-service.js';
-import type { MessagesService } from '../gateway/messages-service.js';
+import type { CountTokensService } from '../gateway/messages/count-tokens-service.js';
+import type { MessagesService } from '../gateway/messages/messages-service.js';
 import { type Authenticator, requireModel } from './auth.js';
-import { isJsonContentType } from './body.js';
+import { isJsonContentType, jsonBodyBytes } from './body.js';
 
 export interface MessagesRouteDeps {
   authenticator: Authenticator;
@@ -94,7 +94,7 @@ export function registerMessagesRoutes(app: FastifyInstance, deps: MessagesRoute
       caller,
       headers: request.headers,
       body,
-      bodyBytes: Number(request.headers['content-length'] ?? Buffer.byteLength(JSON.stringify(body))),
+      bodyBytes: jsonBodyBytes(request),
       clientSignal: clientGoneSignal(reply),
     });
     if (outcome.kind === 'json') return reply.headers(outcome.headers).send(outcome.body);

@@ -4,10 +4,10 @@
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { GatewayError } from '../errors/gateway-error.js';
-import type { ResponsesService } from '../gateway/responses/service.js';
+import type { ResponsesService } from '../experimental/responses/service.js';
 import { requireModel, requireScopes } from '../governance/scopes.js';
 import type { Authenticator } from './auth.js';
-import { isJsonContentType } from './body.js';
+import { isJsonContentType, jsonBodyBytes } from './body.js';
 
 export interface ResponsesRouteDeps {
   authenticator: Authenticator;
@@ -21,10 +21,6 @@ export function jsonObjectBody(request: FastifyRequest): unknown {
   if (request.body === undefined)
     throw new GatewayError('invalid_request', 'The request body must be a JSON object.');
   return request.body;
-}
-
-export function bodyBytes(request: FastifyRequest): number {
-  return Number(request.headers['content-length'] ?? Buffer.byteLength(JSON.stringify(request.body ?? '')));
 }
 
 type IdParams = { Params: { id: string } };
@@ -44,7 +40,7 @@ export function registerResponsesRoutes(app: FastifyInstance, deps: ResponsesRou
       caller: who,
       headers: request.headers,
       body,
-      bodyBytes: bodyBytes(request),
+      bodyBytes: jsonBodyBytes(request),
     });
     return reply.headers(answer.headers).send(answer.body);
   });

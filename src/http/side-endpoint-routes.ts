@@ -5,7 +5,11 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { GatewayError } from '../errors/gateway-error.js';
-import type { SideAnswer, SideCall, SideEndpointsService } from '../gateway/side-endpoints-service.js';
+import type {
+  SideAnswer,
+  SideCall,
+  SideEndpointsService,
+} from '../experimental/media/side-endpoints-service.js';
 import { type Authenticator, requireModel } from './auth.js';
 import { isJsonContentType } from './body.js';
 import { abandonBody, checkMultipart, formParts, registerMultipart } from './multipart-form.js';

@@ -1,38 +1,56 @@
 /**
- * Attempt bookkeeping through the store port.
+ * Attempt bookkeeping through the store port, used only by the attempt runner (attempt-runner.ts,
+ * which holds the settlement table): reserve the worst case (conditional on the Run's budget),
+ * settle once with an outcome of the union in attempt-observer.ts, renew leases, reap.
  *
- *   reserve (worst case, conditional on the Run's budget)  ->  upstream call  ->  settle once:
- *     settled   the upstream reported usage: commit its cost, release the rest
- *     unknown   the cost cannot be known (lost mid-stream, client gone, timeout after sending):
- *               commit the whole reservation, count it in unknown_attempts
- *     released  certain that nothing reached the upstream (connect refused): commit nothing
- *
- * Every attempt carries a lease. A stream renews it while it runs; an attempt whose lease passes
- * unsettled (process died, store blipped during settle) is committed in full by the reaper.
+ * Settlement and lease renewal never give up on the first store failure: the first try is awaited,
+ * later ones run in the background with backoff until the attempt's lease would expire; only then
+ * is the attempt left to the reaper (logged), which commits it in full as lease_expired.
  */
 import type { Logger } from 'pino';
+import { GatewayError, StoreUnavailableError } from '../errors/gateway-error.js';
 import type { Clock } from '../lib/clock.js';
 import { newId, randomBase32 } from '../lib/ids.js';
 import type { AttemptUsage, SettleInput, Store } from '../store/port.js';
+import {
+  type AttemptLabels,
+  type AttemptObserver,
+  type AttemptWatch,
+  noAttemptObserver,
+  type RefusalReason,
+  type SettlementOutcome,
+} from './attempt-observer.js';
 import type { SpendCaps } from './spend-caps.js';
 
-export interface AttemptSubject {
-  projectId: string;
-  keyId: string;
-  runId: string | null;
-  endpoint: string;
-  alias: string;
-  connection: string;
-  profile: string;
-  upstreamModel: string;
+/** What an attempt is (its observer labels) and what it reserves. One object per attempt. */
+export interface AttemptPlan extends AttemptLabels {
+  reservationMicrosUsd: number;
 }
 
+function refusalReason(error: unknown): RefusalReason {
+  if (error instanceof StoreUnavailableError) return 'store_unavailable';
+  const code = error instanceof GatewayError ? error.code : '';
+  switch (code) {
+    case 'run_budget_exceeded':
+    case 'run_not_active':
+    case 'run_not_found':
+    case 'key_budget_exceeded':
+    case 'project_budget_exceeded':
+      return code;
+    default:
+      return 'store_unavailable';
+  }
+}
+
+/** How an attempt ended: one outcome of the union, the cost when known, what the upstream said. */
 export interface Settlement {
-  state: SettleInput['state'];
+  outcome: SettlementOutcome;
+  /** The actual cost (completed, refused_upstream); ignored for the outcomes that commit the reservation. */
   costMicrosUsd: number;
   usage: AttemptUsage | null;
-  outcome: string;
   httpStatus: number | null;
+  /** Low-cardinality class of the failure (observer and logs only), for example `timeout`, `http_429`. */
+  errorType: string | null;
 }
 
 export interface LedgerSettings {
@@ -42,44 +60,95 @@ export interface LedgerSettings {
   projectCaps?: (projectId: string) => SpendCaps | undefined;
 }
 
+/** The store's state for an outcome: what the settlement does to the Run. */
+export function stateOf(outcome: SettlementOutcome): SettleInput['state'] {
+  switch (outcome) {
+    case 'completed':
+    case 'refused_upstream':
+      return 'settled';
+    case 'not_sent':
+      return 'released';
+    case 'unknown':
+    case 'cancelled_running':
+    case 'lease_expired':
+      return 'unknown';
+    default: {
+      const never: never = outcome;
+      throw new Error(`unknown settlement outcome ${String(never)}`);
+    }
+  }
+}
+
+const FIRST_RETRY_MS = 100;
+const MAX_RETRY_MS = 5_000;
+
 export class Attempt {
   private settled = false;
-  private readonly startedMs: number;
+  private leaseExpiresMs: number;
 
   constructor(
     readonly id: string,
     readonly reservationMicrosUsd: number,
+    readonly startedMs: number,
+    leaseMs: number,
     private readonly ledger: Ledger,
+    private readonly watch: AttemptWatch,
   ) {
-    this.startedMs = ledger.clock.now();
+    this.leaseExpiresMs = startedMs + leaseMs;
   }
 
-  /** Settles once; later calls are ignored. A store failure leaves the lease to the reaper. */
-  async settle(settlement: Settlement): Promise<void> {
+  within<T>(fn: () => T): T {
+    return this.watch.within(fn);
+  }
+
+  firstByte(): void {
+    this.watch.firstByte();
+  }
+
+  /** Settles once; later calls are ignored. Store failures are retried (see the header). */
+  async settle(settlement: Settlement, responseModel: string | null = null): Promise<void> {
     if (this.settled) return;
     this.settled = true;
     const now = this.ledger.clock.now();
-    try {
-      await this.ledger.store.settle({
+    const durationMs = now - this.startedMs;
+    await this.ledger.persistSettlement(
+      {
         attemptId: this.id,
-        ...settlement,
-        durationMs: now - this.startedMs,
+        state: stateOf(settlement.outcome),
+        outcome: settlement.outcome,
+        costMicrosUsd: settlement.costMicrosUsd,
+        usage: settlement.usage,
+        httpStatus: settlement.httpStatus,
+        durationMs,
         settledAt: new Date(now).toISOString(),
-      });
-    } catch (error) {
-      this.ledger.logger.error(
-        { err: error, attempt: this.id },
-        'settlement failed; the reaper will commit the reservation',
-      );
-    }
+      },
+      this.leaseExpiresMs,
+    );
+    this.watch.settled({
+      outcome: settlement.outcome,
+      costMicrosUsd:
+        stateOf(settlement.outcome) === 'unknown' ? this.reservationMicrosUsd : settlement.costMicrosUsd,
+      reservationMicrosUsd: this.reservationMicrosUsd,
+      tokens: settlement.usage,
+      httpStatus: settlement.httpStatus,
+      errorType: settlement.errorType,
+      responseModel,
+      durationMs,
+    });
   }
 
+  /** Extends the lease (long streams); a failure is retried until the current lease would pass. */
   async renewLease(): Promise<void> {
     if (this.settled) return;
-    await this.ledger.store.renewLease(
+    const { clock, settings } = this.ledger;
+    const leaseExpiresMs = clock.now() + settings.leaseMs;
+    const renewed = await this.ledger.retry(
+      () => this.ledger.store.renewLease(this.id, new Date(leaseExpiresMs).toISOString()),
+      this.leaseExpiresMs,
+      'lease renewal',
       this.id,
-      new Date(this.ledger.clock.now() + this.ledger.settings.leaseMs).toISOString(),
     );
+    if (renewed) this.leaseExpiresMs = leaseExpiresMs;
   }
 }
 
@@ -88,12 +157,14 @@ export class Ledger {
   readonly owner = `proc_${randomBase32(16)}`;
   private readonly pending = new Map<string, number>();
   private reaper: NodeJS.Timeout | undefined;
+  private stopped = false;
 
   constructor(
     readonly store: Store,
     readonly clock: Clock,
     readonly logger: Logger,
     readonly settings: LedgerSettings,
+    readonly observer: AttemptObserver = noAttemptObserver,
   ) {}
 
   /** Reservations this process is taking right now and that are not yet durable. */
@@ -107,26 +178,34 @@ export class Ledger {
    * `durable`: the attempt belongs to a background job (batch, deferred response) rather than to
    * this process: owned by `job:<resource id>`, so a restart does not reap it, with the given lease.
    */
-  async reserve(
-    subject: AttemptSubject,
-    reservationMicrosUsd: number,
-    durable?: { resourceId: string; leaseMs: number },
-  ): Promise<Attempt> {
+  async reserve(plan: AttemptPlan, durable?: { resourceId: string; leaseMs: number }): Promise<Attempt> {
+    const reservationMicrosUsd = plan.reservationMicrosUsd;
     const attemptId = newId('att');
     const now = this.clock.now();
-    const runId = subject.runId;
+    const leaseMs = durable?.leaseMs ?? this.settings.leaseMs;
+    const runId = plan.runId;
     if (runId !== null) this.pending.set(runId, (this.pending.get(runId) ?? 0) + reservationMicrosUsd);
     try {
       await this.store.reserve({
-        ...subject,
+        projectId: plan.projectId,
+        keyId: plan.keyId,
+        runId,
+        endpoint: plan.endpoint,
+        alias: plan.alias,
+        connection: plan.connection,
+        profile: plan.profile,
+        upstreamModel: plan.upstreamModel,
         attemptId,
         reservationMicrosUsd,
-        projectCaps: this.settings.projectCaps?.(subject.projectId),
+        projectCaps: this.settings.projectCaps?.(plan.projectId),
         now,
         createdAt: new Date(now).toISOString(),
-        leaseExpiresAt: new Date(now + (durable?.leaseMs ?? this.settings.leaseMs)).toISOString(),
+        leaseExpiresAt: new Date(now + leaseMs).toISOString(),
         owner: durable ? `job:${durable.resourceId}` : this.owner,
       });
+    } catch (error) {
+      this.observer.refused(plan, refusalReason(error));
+      throw error;
     } finally {
       if (runId !== null) {
         const left = (this.pending.get(runId) ?? 0) - reservationMicrosUsd;
@@ -134,7 +213,62 @@ export class Ledger {
         else this.pending.delete(runId);
       }
     }
-    return new Attempt(attemptId, reservationMicrosUsd, this);
+    const watch = this.observer.started(attemptId, plan, reservationMicrosUsd);
+    return new Attempt(attemptId, reservationMicrosUsd, now, leaseMs, this, watch);
+  }
+
+  /** Writes a settlement; retried in the background until `leaseExpiresMs` when the store fails. */
+  async persistSettlement(input: SettleInput, leaseExpiresMs: number): Promise<void> {
+    await this.retry(() => this.store.settle(input), leaseExpiresMs, 'settlement', input.attemptId);
+  }
+
+  /**
+   * Runs `write` once (awaited); when it fails, again in the background with backoff until the
+   * lease would expire (by the clock, and at most one lease of real time), then gives up to the
+   * reaper with a log line. Resolves true when the awaited try succeeded.
+   */
+  async retry(
+    write: () => Promise<void>,
+    leaseExpiresMs: number,
+    what: string,
+    attemptId: string,
+  ): Promise<boolean> {
+    try {
+      await write();
+      return true;
+    } catch (error) {
+      this.logger.warn(
+        { err: error, attempt: attemptId },
+        `${what} failed; retrying until the lease expires`,
+      );
+    }
+    const realDeadline = performance.now() + this.settings.leaseMs;
+    let delay = FIRST_RETRY_MS;
+    const again = () => {
+      if (
+        this.stopped ||
+        this.clock.now() + delay >= leaseExpiresMs ||
+        performance.now() + delay >= realDeadline
+      ) {
+        this.logger.error(
+          { attempt: attemptId },
+          `${what} still failing as the lease expires; the reaper will commit the reservation`,
+        );
+        return;
+      }
+      const timer = setTimeout(() => {
+        write().then(
+          () => this.logger.info({ attempt: attemptId }, `${what} succeeded on retry`),
+          () => {
+            delay = Math.min(delay * 2, MAX_RETRY_MS);
+            again();
+          },
+        );
+      }, delay);
+      timer.unref();
+    };
+    again();
+    return false;
   }
 
   /** Starts the periodic reaper. `reclaimOthers`: also reap attempts of previous processes now (SQLite). */
@@ -142,14 +276,18 @@ export class Ledger {
     const nowIso = () => new Date(this.clock.now()).toISOString();
     if (reclaimOthers) {
       const reaped = await this.store.reapExpiredAttempts(nowIso(), this.owner);
-      if (reaped > 0)
+      if (reaped > 0) {
+        this.observer.leaseExpired(reaped);
         this.logger.warn({ reaped }, 'committed the reservations of attempts left by a previous process');
+      }
     }
     this.reaper = setInterval(() => {
       this.store.reapExpiredAttempts(nowIso()).then(
         (reaped) => {
-          if (reaped > 0)
+          if (reaped > 0) {
+            this.observer.leaseExpired(reaped);
             this.logger.warn({ reaped }, 'committed the reservations of attempts whose lease expired');
+          }
         },
         (error: unknown) => this.logger.warn({ err: error }, 'reaper could not reach the store'),
       );
@@ -157,7 +295,9 @@ export class Ledger {
     this.reaper.unref();
   }
 
+  /** Stops the reaper and every background retry (the store is about to close). */
   stopReaper(): void {
+    this.stopped = true;
     if (this.reaper) clearInterval(this.reaper);
     this.reaper = undefined;
   }

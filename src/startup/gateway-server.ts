@@ -13,15 +13,13 @@ import type { Logger } from 'pino';
 import { buildApp } from '../app.js';
 import type { Config } from '../config/schema.js';
 import { buildUpstreams } from '../gateway/connections.js';
-import { objectOwners } from '../gateway/object-owners.js';
-import { Ledger } from '../ledger/ledger.js';
-import { projectCapsFrom } from '../ledger/spend-caps.js';
 import { type Clock, systemClock } from '../lib/clock.js';
 import { openObjectStore } from '../objects/open-objects.js';
 import { type Sweeper, startObjectSweeper } from '../objects/sweeper.js';
 import { startSimulator } from '../simulator/server.js';
 import type { Store } from '../store/port.js';
 import { bootstrapStore, ensureQuickstartKey } from './bootstrap.js';
+import { composeLedger, objectOwners } from './compose.js';
 import { openStore } from './open-store.js';
 
 export interface RunningGateway {
@@ -54,11 +52,7 @@ export async function startGateway(options: StartOptions): Promise<RunningGatewa
     : undefined;
   const store = await openStore(config, environment);
   const upstreams = buildUpstreams(config, environment);
-  const ledger = new Ledger(store, clock, logger, {
-    leaseMs: config.ledger.lease_seconds * 1000,
-    reaperIntervalMs: config.ledger.reaper_interval_seconds * 1000,
-    projectCaps: projectCapsFrom(config.projects),
-  });
+  const ledger = composeLedger(store, clock, logger, config);
   try {
     await bootstrapStore(store, config, environment);
     const quickstartSecret = config.quickstart

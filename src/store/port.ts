@@ -10,6 +10,7 @@
  * - Governance writes with an idempotency key store their response in the same transaction.
  */
 
+import type { SettlementOutcome } from '../ledger/attempt-observer.js';
 import type { SpendCaps } from '../ledger/spend-caps.js';
 import type { BatchesRepository } from './batches-port.js';
 import type { DeferredResponsesRepository } from './deferred-responses-port.js';
@@ -207,7 +208,8 @@ export interface SettleInput {
   state: Exclude<AttemptState, 'reserved'>;
   costMicrosUsd: number;
   usage: AttemptUsage | null;
-  outcome: string;
+  /** One outcome of the union (ledger/attempt-observer.ts); stored in the attempt and audit rows. */
+  outcome: SettlementOutcome;
   httpStatus: number | null;
   durationMs: number;
   settledAt: string;
@@ -228,7 +230,7 @@ export interface AuditEntry {
   reservationMicrosUsd: number;
   costMicrosUsd: number;
   usage: AttemptUsage | null;
-  outcome: string;
+  outcome: SettlementOutcome;
   httpStatus: number | null;
   durationMs: number;
   /** True when the actual cost priced above the reservation (a bug in the worst-case bound). */

@@ -1,4 +1,5 @@
 /** Row -> domain mappers shared by both adapters (column names are the same in both schemas). */
+import type { SettlementOutcome } from '../ledger/attempt-observer.js';
 import type { NewManagedKey } from './keys-port.js';
 import type { AttemptState, AuditEntry, KeyRecord, Outcome, Run, WorkUnit } from './port.js';
 
@@ -112,7 +113,7 @@ export function auditFromRow(row: Row): AuditEntry {
             cacheCreationInputTokens: Number(row.cache_creation_input_tokens),
             cacheReadInputTokens: Number(row.cache_read_input_tokens),
           },
-    outcome: text(row.outcome),
+    outcome: text(row.outcome) as SettlementOutcome,
     httpStatus: optionalNumber(row.http_status),
     durationMs: Number(row.duration_ms),
     overran: flag(row.overran),

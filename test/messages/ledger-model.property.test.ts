@@ -8,12 +8,13 @@
  *   unknown_attempts = unknown settlements; each attempt resolves (and is audited) at most once.
  * SQLite: a fresh in-memory store per sequence. PostgreSQL: one database, a fresh Run per sequence.
  */
+
 import { randomUUID } from 'node:crypto';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GatewayError } from '../../src/errors/gateway-error.js';
 import { newId } from '../../src/lib/ids.js';
-import type { Idempotency, Store } from '../../src/store/port.js';
+import type { Idempotency, SettleInput, Store } from '../../src/store/port.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import { createTestDatabase, describePostgres, type TestDatabase } from '../support/postgres.js';
 
@@ -110,7 +111,12 @@ async function codeOf(promise: Promise<unknown>): Promise<string> {
   }
 }
 
-function settleInput(attemptId: string, state: Exclude<State, 'reserved'>, cost: number, now: number) {
+function settleInput(
+  attemptId: string,
+  state: Exclude<State, 'reserved'>,
+  cost: number,
+  now: number,
+): SettleInput {
   return {
     attemptId,
     state,
@@ -119,7 +125,7 @@ function settleInput(attemptId: string, state: Exclude<State, 'reserved'>, cost:
       state === 'settled'
         ? { inputTokens: 1, outputTokens: 1, cacheCreationInputTokens: 0, cacheReadInputTokens: 0 }
         : null,
-    outcome: state === 'settled' ? 'ok' : state,
+    outcome: state === 'settled' ? 'completed' : state === 'released' ? 'not_sent' : 'unknown',
     httpStatus: 200,
     durationMs: 1,
     settledAt: iso(now),

@@ -164,8 +164,8 @@ describe('ordered fallback on retryable failures before the first byte', () => {
           entry.costMicrosUsd,
         ]),
       ).toEqual([
-        [DIRECT, 'up-first', 'settled', `upstream_${status}`, status, 0],
-        [COMPAT, 'up-second', 'settled', 'ok', 200, audit[1]!.costMicrosUsd],
+        [DIRECT, 'up-first', 'settled', 'refused_upstream', status, 0],
+        [COMPAT, 'up-second', 'settled', 'completed', 200, audit[1]!.costMicrosUsd],
       ]);
       expect(audit[1]!.costMicrosUsd).toBeGreaterThan(0);
       expect(audit[0]!.attemptId).not.toBe(audit[1]!.attemptId);
@@ -187,8 +187,8 @@ describe('ordered fallback on retryable failures before the first byte', () => {
     const audit = await auditOfRun(gateway.store, run.id);
     expect(audit.map((entry) => [entry.connection, entry.state, entry.outcome, entry.costMicrosUsd])).toEqual(
       [
-        ['dead', 'released', 'transport_connect', 0],
-        [DIRECT, 'settled', 'ok', audit[1]!.costMicrosUsd],
+        ['dead', 'released', 'not_sent', 0],
+        [DIRECT, 'settled', 'completed', audit[1]!.costMicrosUsd],
       ],
     );
     const after = await governance.getRun(run.id);
@@ -210,8 +210,8 @@ describe('ordered fallback on retryable failures before the first byte', () => {
     expect(result.headers.get('svc-route-skipped')).toMatch(/^slow=failed: .*timed out/);
     const audit = await auditOfRun(gateway.store, run.id);
     expect(audit.map((entry) => [entry.connection, entry.state, entry.outcome])).toEqual([
-      ['slow', 'unknown', 'transport_timeout'],
-      [COMPAT, 'settled', 'ok'],
+      ['slow', 'unknown', 'unknown'],
+      [COMPAT, 'settled', 'completed'],
     ]);
     expect(audit[0]!.costMicrosUsd).toBe(audit[0]!.reservationMicrosUsd);
     const after = await governance.getRun(run.id);
@@ -240,7 +240,7 @@ describe('ordered fallback on retryable failures before the first byte', () => {
     });
     expect(gateway.simulator.requests({ model: 'up-second' })).toHaveLength(0);
     const audit = await auditOfRun(gateway.store, run.id);
-    expect(audit.map((entry) => [entry.state, entry.outcome])).toEqual([['settled', 'upstream_400']]);
+    expect(audit.map((entry) => [entry.state, entry.outcome])).toEqual([['settled', 'refused_upstream']]);
   });
 });
 
@@ -272,8 +272,8 @@ describe('fallback and streams', () => {
       return entries.length === 2 ? entries : undefined;
     });
     expect(audit.map((entry) => [entry.connection, entry.outcome])).toEqual([
-      [DIRECT, 'upstream_502'],
-      [COMPAT, 'ok'],
+      [DIRECT, 'refused_upstream'],
+      [COMPAT, 'completed'],
     ]);
   });
 
@@ -315,7 +315,7 @@ describe('fallback and streams', () => {
       return current.reserved_micros_usd === 0 && current.unknown_attempts === 1 ? current : undefined;
     });
     const audit = await auditOfRun(gateway.store, run.id);
-    expect(audit.map((entry) => [entry.state, entry.outcome])).toEqual([['unknown', 'transport_aborted']]);
+    expect(audit.map((entry) => [entry.state, entry.outcome])).toEqual([['unknown', 'unknown']]);
     expect(view.committed_micros_usd).toBe(audit[0]!.reservationMicrosUsd);
     const [sent] = gateway.simulator.requests({ model: 'up-first' });
     expect(sent?.closedEarlyAt).toBeDefined();

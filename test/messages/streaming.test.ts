@@ -147,7 +147,7 @@ describe('pass-through', () => {
     expect(audit).toHaveLength(1);
     expect(audit[0]).toMatchObject({
       state: 'settled',
-      outcome: 'ok',
+      outcome: 'completed',
       costMicrosUsd: expected,
       reservationMicrosUsd: reservationFor(body),
       usage: { inputTokens: 120, outputTokens: 45, cacheCreationInputTokens: 30, cacheReadInputTokens: 200 },
@@ -184,7 +184,7 @@ describe('streams that end badly settle as unknown', () => {
     expect(result.events.filter((event) => event.event === 'content_block_delta').length).toBeLessThanOrEqual(
       2,
     );
-    await expectUnknownSettlement(run.id, body, /^stream_incomplete$/);
+    await expectUnknownSettlement(run.id, body, /^unknown$/);
   });
 
   it('upstream stall beyond the idle timeout: SSE error event, unknown settlement', async () => {
@@ -195,7 +195,7 @@ describe('streams that end badly settle as unknown', () => {
     const result = await stream(body, run.id);
     expect(Date.now() - started).toBeLessThan(IDLE_MS + 1500);
     expectErrorEnding(result.events);
-    await expectUnknownSettlement(run.id, body, /^stream_incomplete$/);
+    await expectUnknownSettlement(run.id, body, /^unknown$/);
   });
 
   it('a stream that ends without its finish (omitFinish): SSE error event, unknown settlement', async () => {
@@ -205,7 +205,7 @@ describe('streams that end badly settle as unknown', () => {
     const result = await stream(body, run.id);
     expectErrorEnding(result.events);
     expect(result.events.at(-1)!.data.error.message).toContain('ended before the message was complete');
-    await expectUnknownSettlement(run.id, body, /^stream_incomplete$/);
+    await expectUnknownSettlement(run.id, body, /^unknown$/);
   });
 
   it('a client that disconnects mid-stream aborts the upstream request; the attempt settles as unknown', async () => {
@@ -247,6 +247,6 @@ describe('streams that end badly settle as unknown', () => {
     );
     // The whole answer would take 6 s; the upstream request ended within a second of the client leaving.
     expect(recorded.closedEarlyAt! - disconnectedAt).toBeLessThan(1000);
-    await expectUnknownSettlement(run.id, body, /^stream_aborted$/);
+    await expectUnknownSettlement(run.id, body, /^unknown$/);
   });
 });

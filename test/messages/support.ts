@@ -8,7 +8,13 @@ import { expect } from 'vitest';
 import type { Clock } from '../../src/lib/clock.js';
 import { startSimulator } from '../../src/simulator/server.js';
 import type { AuditEntry, Store } from '../../src/store/port.js';
-import { type CallResult, call, type StoreKind, startTestGateway } from '../support/gateway.js';
+import {
+  type CallResult,
+  call,
+  type StoreKind,
+  startTestGateway,
+  type TestGatewayOptions,
+} from '../support/gateway.js';
 import {
   messagesHeaders,
   PRICE,
@@ -186,6 +192,8 @@ export interface GatewayOptions {
   /** Other top-level configuration fields. */
   config?: Record<string, unknown>;
   clock?: Clock;
+  observer?: TestGatewayOptions['observer'];
+  ledgerStore?: TestGatewayOptions['ledgerStore'];
 }
 
 /** Like startSimulatedGateway, with extra connections and model aliases (which need the simulator URL). */
@@ -203,6 +211,8 @@ export async function startGateway(options: GatewayOptions = {}): Promise<Simula
     const gateway = await startTestGateway({
       store: options.store,
       clock: options.clock,
+      observer: options.observer,
+      ledgerStore: options.ledgerStore,
       config: { connections, models: [...upstream.models, ...(options.models ?? [])], ...options.config },
     });
     return {

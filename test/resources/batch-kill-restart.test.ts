@@ -174,7 +174,7 @@ describe('kill -9 during batch polling', () => {
       const audit = await store.listAudit({ limit: 100 });
       const batchEntries = audit.filter((entry) => entry.endpoint === '/v1/batches');
       expect(batchEntries).toHaveLength(1);
-      expect(batchEntries[0]).toMatchObject({ state: 'settled', outcome: 'batch_ended' });
+      expect(batchEntries[0]).toMatchObject({ state: 'settled', outcome: 'completed' });
       expect(batchEntries[0]!.costMicrosUsd).toBeGreaterThan(0);
       expect(batchEntries[0]!.costMicrosUsd).toBeLessThanOrEqual(batchEntries[0]!.reservationMicrosUsd);
     } finally {

@@ -7,11 +7,11 @@ import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { toFile } from 'openai';
 import { describe, expect, it } from 'vitest';
-import { objectOwners } from '../../src/gateway/object-owners.js';
 import { ManualClock } from '../../src/lib/clock.js';
 import { LocalFolderObjectStore } from '../../src/objects/local-folder.js';
 import { objectsFolder } from '../../src/objects/open-objects.js';
 import { sweepObjects } from '../../src/objects/sweep.js';
+import { objectOwners } from '../../src/startup/compose.js';
 import { describePostgres } from '../support/postgres.js';
 import { type ResourceGateway, startResourceGateway } from '../support/resource-gateway.js';
 

@@ -116,7 +116,7 @@ describe('audio transcriptions', () => {
     expect(text).toBe('Transcribed 1000 bytes of audio.');
     expect(await lastAudit()).toMatchObject({
       state: 'unknown',
-      outcome: 'duration_not_reported',
+      outcome: 'unknown',
       costMicrosUsd: 10_000 * 6,
     });
   });
@@ -189,7 +189,7 @@ describe('moderations', () => {
     expect(await lastAudit()).toMatchObject({
       state: 'settled',
       costMicrosUsd: 0,
-      outcome: 'upstream_429',
+      outcome: 'refused_upstream',
       httpStatus: 429,
     });
   });

@@ -11,6 +11,7 @@ import { buildApp } from '../../src/app.js';
 import { parseConfig } from '../../src/config/load.js';
 import { type Config, SCOPES } from '../../src/config/schema.js';
 import { buildUpstreams, type Upstreams } from '../../src/gateway/connections.js';
+import type { AttemptObserver } from '../../src/ledger/attempt-observer.js';
 import { Ledger } from '../../src/ledger/ledger.js';
 import { projectCapsFrom } from '../../src/ledger/spend-caps.js';
 import { type Clock, systemClock } from '../../src/lib/clock.js';
@@ -47,6 +48,10 @@ export interface TestGatewayOptions {
   clock?: Clock;
   /** PostgreSQL only: use this existing database (another replica's) instead of a fresh one. */
   databaseUrl?: string;
+  /** Observes every attempt (default: none). */
+  observer?: AttemptObserver;
+  /** Wraps the store the ledger writes through (fault injection on a real store). */
+  ledgerStore?: (store: Store) => Store;
 }
 
 export function baseConfig(): Record<string, unknown> {
@@ -94,11 +99,17 @@ export async function startTestGateway(options: TestGatewayOptions = {}): Promis
   await bootstrapStore(store, config, environment);
   const clock = options.clock ?? systemClock;
   const upstreams = buildUpstreams(config, environment);
-  const ledger = new Ledger(store, clock, logger, {
-    leaseMs: config.ledger.lease_seconds * 1000,
-    reaperIntervalMs: config.ledger.reaper_interval_seconds * 1000,
-    projectCaps: projectCapsFrom(config.projects),
-  });
+  const ledger = new Ledger(
+    options.ledgerStore ? options.ledgerStore(store) : store,
+    clock,
+    logger,
+    {
+      leaseMs: config.ledger.lease_seconds * 1000,
+      reaperIntervalMs: config.ledger.reaper_interval_seconds * 1000,
+      projectCaps: projectCapsFrom(config.projects),
+    },
+    options.observer,
+  );
   const app = await buildApp({
     config,
     store,

@@ -12,13 +12,15 @@ import { parseMessagesResponse } from './response.js';
 import { createMessagesStreamTranslator } from './stream.js';
 
 export { mapMessagesError } from './error.js';
-export { DEFAULT_MESSAGES_OPTIONS, type MessagesOptions } from './options.js';
+export { DEFAULT_MESSAGES_OPTIONS, type MessagesOptions, VENDORA_VERSION } from './options.js';
 export {
   buildCountTokensRequest,
   buildMessagesRequest,
+  buildNativeRequest,
   COUNT_TOKENS_PATH,
   MESSAGES_PATH,
   replaceModel,
+  withBetaTokens,
 } from './request.js';
 export { parseCountTokensResponse, parseMessagesResponse, passthroughResponse } from './response.js';
 export { createMessagesStreamTranslator } from './stream.js';

@@ -6,4 +6,7 @@ export interface MessagesOptions {
   version: string;
 }
 
-export const DEFAULT_MESSAGES_OPTIONS: MessagesOptions = Object.freeze({ version: '2023-06-01' });
+/** The one vendora-version the gateway speaks, inbound and upstream. */
+export const VENDORA_VERSION = '2023-06-01';
+
+export const DEFAULT_MESSAGES_OPTIONS: MessagesOptions = Object.freeze({ version: VENDORA_VERSION });

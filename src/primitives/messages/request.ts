@@ -7,7 +7,7 @@
  */
 import type { CountTokensRequest, MessagesRequest } from '../../canonical/types.js';
 import type { TranslateContext, WireRequest } from '../shared/types.js';
-import type { MessagesOptions } from './options.js';
+import { type MessagesOptions, VENDORA_VERSION } from './options.js';
 
 export const MESSAGES_PATH = '/v1/messages';
 export const COUNT_TOKENS_PATH = '/v1/messages/count_tokens';
@@ -44,4 +44,26 @@ export function buildCountTokensRequest(
 
 function wireHeaders(options: MessagesOptions): Record<string, string> {
   return { 'vendora-version': options.version };
+}
+
+/** Native mode: the client's own body with only the model replaced, the beta tokens it may pass. */
+export function buildNativeRequest(
+  body: Record<string, unknown>,
+  upstreamModel: string,
+  betaTokens: readonly string[],
+): WireRequest {
+  return withBetaTokens(
+    {
+      path: MESSAGES_PATH,
+      body: replaceModel(body, upstreamModel),
+      headers: { 'vendora-version': VENDORA_VERSION },
+    },
+    betaTokens,
+  );
+}
+
+/** `wire` with the `vendora-beta` header carrying `betaTokens` (unchanged when there are none). */
+export function withBetaTokens(wire: WireRequest, betaTokens: readonly string[]): WireRequest {
+  if (betaTokens.length === 0) return wire;
+  return { ...wire, headers: { ...wire.headers, 'vendora-beta': betaTokens.join(',') } };
 }

@@ -6,6 +6,7 @@
  * turn's other content (call/answer adjacency); inside an assistant turn, text and `function_call`
  * items keep their original order. Assumes `responsesCannotCarry(request)` returned undefined.
  */
+
 import type {
   ContentBlockParam,
   CustomTool,
@@ -17,6 +18,7 @@ import type {
   ToolResultBlock,
 } from '../../canonical/types.js';
 import type { TranslateContext, WireRequest } from '../shared/types.js';
+import { RESPONSES_PATH } from './fields.js';
 import type { ResponsesOptions } from './options.js';
 import type {
   FunctionTool,
@@ -60,7 +62,7 @@ export function buildResponsesRequest(
     };
   }
   if (request.stream === true) body.stream = true;
-  return { path: '/responses', body };
+  return { path: RESPONSES_PATH, body };
 }
 
 function systemText(system: MessagesRequest['system']): string | undefined {

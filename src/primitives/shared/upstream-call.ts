@@ -43,6 +43,40 @@ export class UpstreamFailure extends Error {
   }
 }
 
+/**
+ * The call failed before any byte left this process (body serialisation, signing, a bad URL, a
+ * request builder that threw): nothing reached the upstream, so nothing can have been billed.
+ */
+export class NotSentError extends Error {
+  override readonly name = 'NotSentError';
+  constructor(
+    /** client: the client's input cannot be sent (400); gateway: our bug (500). */
+    readonly fault: 'client' | 'gateway',
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** A throw while building or serialising a request: too deep or too large input is the client's. */
+export function notSentError(error: unknown): NotSentError {
+  if (error instanceof NotSentError) return error;
+  if (error instanceof RangeError)
+    return new NotSentError('client', 'the body is nested too deeply or is too large to serialise');
+  if (error instanceof Error && error.name === 'CannotCarryError')
+    return new NotSentError('client', error.message);
+  return new NotSentError('gateway', error instanceof Error ? error.message : String(error));
+}
+
+/** Runs a request builder; whatever it throws becomes a NotSentError. */
+export function buildOrNotSent<T>(build: () => T): T {
+  try {
+    return build();
+  } catch (error) {
+    throw notSentError(error);
+  }
+}
+
 const CONNECT_CODES = new Set([
   'ECONNREFUSED',
   'ENOTFOUND',
@@ -87,9 +121,14 @@ export async function callUpstream(
   request: UpstreamRequest,
 ): Promise<UpstreamResponse> {
   const path = `${endpoint.basePath}${request.path}`;
-  const body = JSON.stringify(request.body);
+  let body: string;
   const headers: Record<string, string> = { 'content-type': 'application/json', ...request.headers };
-  Object.assign(headers, endpoint.authHeaders('POST', path, body, headers));
+  try {
+    body = JSON.stringify(request.body);
+    Object.assign(headers, endpoint.authHeaders('POST', path, body, headers));
+  } catch (error) {
+    throw notSentError(error);
+  }
   try {
     const response = await endpoint.dispatcher.request({
       origin: endpoint.origin,
@@ -103,6 +142,7 @@ export async function callUpstream(
     });
     return { status: response.statusCode, headers: response.headers, body: response.body };
   } catch (error) {
+    if (error instanceof undiciErrors.InvalidArgumentError) throw new NotSentError('gateway', error.message);
     throw classifyTransportError(error, endpoint.name);
   }
 }

@@ -5,7 +5,14 @@
  * hashed in advance, so SigV4 signs it as UNSIGNED-PAYLOAD.
  */
 import { Readable } from 'node:stream';
-import { classifyTransportError, type UpstreamEndpoint, type UpstreamResponse } from './upstream-call.js';
+import { errors as undiciErrors } from 'undici';
+import {
+  classifyTransportError,
+  NotSentError,
+  notSentError,
+  type UpstreamEndpoint,
+  type UpstreamResponse,
+} from './upstream-call.js';
 
 export interface RawUpstreamRequest {
   method: 'GET' | 'POST' | 'DELETE';
@@ -26,7 +33,11 @@ export async function callUpstreamRaw(
   if (typeof request.body === 'string') signedBody = request.body;
   else if (Buffer.isBuffer(request.body)) signedBody = request.body.toString('latin1');
   else if (request.body !== undefined) headers['x-amz-content-sha256'] = 'UNSIGNED-PAYLOAD';
-  Object.assign(headers, endpoint.authHeaders(request.method, path, signedBody, headers));
+  try {
+    Object.assign(headers, endpoint.authHeaders(request.method, path, signedBody, headers));
+  } catch (error) {
+    throw notSentError(error);
+  }
   try {
     const response = await endpoint.dispatcher.request({
       origin: endpoint.origin,
@@ -40,6 +51,7 @@ export async function callUpstreamRaw(
     });
     return { status: response.statusCode, headers: response.headers, body: response.body };
   } catch (error) {
+    if (error instanceof undiciErrors.InvalidArgumentError) throw new NotSentError('gateway', error.message);
     throw classifyTransportError(error, endpoint.name);
   }
 }

@@ -113,7 +113,7 @@ export function defineStoreContract(name: string, open: () => Promise<StoreHarne
         state,
         costMicrosUsd: cost,
         usage: { inputTokens: 1, outputTokens: 2, cacheCreationInputTokens: 0, cacheReadInputTokens: 0 },
-        outcome: 'ok',
+        outcome: 'completed',
         httpStatus: 200,
         durationMs: 5,
         settledAt: iso(1000),

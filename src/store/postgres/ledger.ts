@@ -104,12 +104,10 @@ async function settleLocked(client: pg.PoolClient, attempt: Row, input: SettleIn
       [reservation, amounts.commit, amounts.overrun, amounts.unknown, attempt.run_id],
     );
   }
-  await client.query('UPDATE attempts SET state = $1, cost = $2, settled_at = $3 WHERE id = $4', [
-    input.state,
-    amounts.commit,
-    input.settledAt,
-    input.attemptId,
-  ]);
+  await client.query(
+    'UPDATE attempts SET state = $1, cost = $2, settled_at = $3, outcome = $5 WHERE id = $4',
+    [input.state, amounts.commit, input.settledAt, input.attemptId, input.outcome],
+  );
   await client.query(
     `INSERT INTO audit (attempt_id, project_id, key_id, run_id, endpoint, alias, connection, profile, upstream_model, state,
        reservation, cost, input_tokens, output_tokens, cache_creation_input_tokens, cache_read_input_tokens, outcome,

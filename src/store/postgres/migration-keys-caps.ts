@@ -1,5 +1,5 @@
 /**
- * PostgreSQL migration 4 (issue 13): Gateway Keys managed over the API (expiry, allowed model
+ * PostgreSQL migration 5 (issue 13): Gateway Keys managed over the API (expiry, allowed model
  * aliases, limits) and the spend counters of Project and key caps (ledger/spend-caps.ts).
  * - gateway_keys.models: JSONB array of model aliases, NULL = every alias.
  * - gateway_keys.limits: JSONB object (spend caps), NULL = none.
@@ -9,7 +9,7 @@
  * - attempts.cap_counters: JSONB array of the counters the reservation was admitted on.
  */
 export const POSTGRES_MIGRATION_KEYS_CAPS = {
-  version: 4,
+  version: 5,
   name: 'managed keys and spend caps',
   sql: `
 ALTER TABLE gateway_keys ADD COLUMN expires_at TIMESTAMPTZ;

@@ -9,6 +9,7 @@
 import { POSTGRES_FILES_MIGRATION } from './files-migration.js';
 import { POSTGRES_MIGRATION_JOBS_RESOURCES } from './migration-jobs-resources.js';
 import { POSTGRES_MIGRATION_KEYS_CAPS } from './migration-keys-caps.js';
+import { POSTGRES_MIGRATION_SETTLEMENT_OUTCOMES } from './migration-settlement-outcomes.js';
 
 export interface PostgresMigration {
   version: number;
@@ -171,5 +172,6 @@ CREATE TRIGGER audit_append_only_truncate BEFORE TRUNCATE ON audit
   },
   POSTGRES_FILES_MIGRATION,
   POSTGRES_MIGRATION_JOBS_RESOURCES,
+  POSTGRES_MIGRATION_SETTLEMENT_OUTCOMES,
   POSTGRES_MIGRATION_KEYS_CAPS,
 ];

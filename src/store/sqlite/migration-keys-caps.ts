@@ -1,5 +1,5 @@
 /**
- * SQLite migration 4 (issue 13): Gateway Keys managed over the API (expiry, allowed model aliases,
+ * SQLite migration 5 (issue 13): Gateway Keys managed over the API (expiry, allowed model aliases,
  * limits) and the spend counters of Project and key caps (ledger/spend-caps.ts).
  * - gateway_keys.models: JSON array of model aliases, NULL = every alias.
  * - gateway_keys.limits: JSON object (spend caps), NULL = none.
@@ -8,7 +8,7 @@
  *   settlement commits/releases on exactly those, even after a window rolled over.
  */
 export const SQLITE_MIGRATION_KEYS_CAPS = {
-  version: 4,
+  version: 5,
   name: 'managed keys and spend caps',
   sql: `
 ALTER TABLE gateway_keys ADD COLUMN expires_at TEXT;

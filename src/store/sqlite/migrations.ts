@@ -2,6 +2,7 @@
 import { SQLITE_FILES_MIGRATION } from './files-migration.js';
 import { SQLITE_MIGRATION_JOBS_RESOURCES } from './migration-jobs-resources.js';
 import { SQLITE_MIGRATION_KEYS_CAPS } from './migration-keys-caps.js';
+import { SQLITE_MIGRATION_SETTLEMENT_OUTCOMES } from './migration-settlement-outcomes.js';
 
 export const SQLITE_MIGRATIONS: ReadonlyArray<{ version: number; name: string; sql: string }> = [
   {
@@ -148,5 +149,6 @@ CREATE TRIGGER audit_append_only_delete BEFORE DELETE ON audit BEGIN SELECT RAIS
   },
   SQLITE_FILES_MIGRATION,
   SQLITE_MIGRATION_JOBS_RESOURCES,
+  SQLITE_MIGRATION_SETTLEMENT_OUTCOMES,
   SQLITE_MIGRATION_KEYS_CAPS,
 ];

@@ -602,7 +602,7 @@ export class SqliteStore implements Store {
 
   private settleInTransaction(input: SettleInput): void {
     const attempt = this.sql('SELECT * FROM attempts WHERE id = ?').get(input.attemptId) as Row | undefined;
-    if (!attempt || attempt.state !== 'reserved') return;
+    if (attempt?.state !== 'reserved') return;
     const reservation = Number(attempt.reservation);
     const amounts = settlementAmounts(input.state, reservation, input.costMicrosUsd);
     if (attempt.run_id !== null) {
@@ -617,10 +617,11 @@ export class SqliteStore implements Store {
         { counters: recordedCounters(attempt.cap_counters), reservation, commit: amounts.commit },
       ]),
     );
-    this.sql('UPDATE attempts SET state = ?, cost = ?, settled_at = ? WHERE id = ?').run(
+    this.sql('UPDATE attempts SET state = ?, cost = ?, settled_at = ?, outcome = ? WHERE id = ?').run(
       input.state,
       amounts.commit,
       input.settledAt,
+      input.outcome,
       input.attemptId,
     );
     this.sql(

@@ -18,20 +18,20 @@ import type { IncomingHttpHeaders } from 'node:http';
 import type { Readable } from 'node:stream';
 import type { Config } from '../../config/schema.js';
 import { GatewayError } from '../../errors/gateway-error.js';
+import type { Connection, Upstreams } from '../../gateway/connections.js';
+import { attachedRun } from '../../gateway/messages/call-headers.js';
+import { bindingFor } from '../../gateway/primitive-registry.js';
+import { resolveConnection } from '../../gateway/resource-route.js';
 import { checkIdempotencyKey, idempotencyFor } from '../../governance/idempotency.js';
 import { requireModel } from '../../governance/scopes.js';
 import type { Caller } from '../../governance/service.js';
-import type { Ledger } from '../../ledger/ledger.js';
+import type { AttemptRunner, HeldAttempt } from '../../ledger/attempt-runner.js';
+import type { Settlement } from '../../ledger/ledger.js';
 import type { Clock } from '../../lib/clock.js';
 import { newId } from '../../lib/ids.js';
 import type { ObjectStore } from '../../objects/port.js';
 import type { BatchCarrier, BatchRecord } from '../../store/batches-port.js';
 import type { Store } from '../../store/port.js';
-import { attachedRun } from '../call-headers.js';
-import type { Connection, Upstreams } from '../connections.js';
-import { selectConnection } from '../deferred-connection.js';
-import { settleDurable } from '../durable-settlement.js';
-import { bindingFor } from '../primitive-registry.js';
 import { checkBatchCreate } from './create-request.js';
 import { newIds, payloadKey } from './ids.js';
 import { checkLines } from './lines.js';
@@ -47,7 +47,7 @@ export interface BatchServiceDeps {
   config: Config;
   store: Store;
   upstreams: Upstreams;
-  ledger: Ledger;
+  runner: AttemptRunner;
   objects: ObjectStore;
   clock: Clock;
 }
@@ -56,6 +56,20 @@ export interface CreateBatchCall {
   caller: Caller;
   headers: IncomingHttpHeaders;
   body: unknown;
+}
+
+/** The ledger attempt a batch holds (reserved at creation, settled by the job, a cancel or the sweep). */
+export function heldOf(batch: BatchRecord): HeldAttempt {
+  return {
+    attemptId: batch.attemptId,
+    createdAt: batch.createdAt,
+    leaseExpiresAt: batch.createdAt + BATCH_ATTEMPT_LEASE_MS,
+  };
+}
+
+/** Nothing reached the upstream: 0 committed. */
+export function notSent(errorType: string): Settlement {
+  return { outcome: 'not_sent', costMicrosUsd: 0, usage: null, httpStatus: null, errorType };
 }
 
 const notFound = (id: string) =>
@@ -70,13 +84,8 @@ export function carrierOf(connection: Connection): BatchCarrier {
     case 'responses':
     case 'generate-content':
     case 'converse':
-      throw new GatewayError(
-        'invalid_request',
-        `Svc-Route: connection ${connection.name} (${connection.row.id}) has no batch API`,
-        {
-          param: 'svc-route',
-        },
-      );
+      // resolveConnection refused it already (catalogue/side-endpoints.ts BATCH_PRIMITIVES).
+      throw new Error(`connection ${connection.name} (${connection.row.id}) has no batch API`);
     default: {
       const never: never = connection.row.primitive;
       throw new Error(`unknown primitive ${String(never)}`);
@@ -99,11 +108,16 @@ export class BatchService {
   constructor(private readonly deps: BatchServiceDeps) {}
 
   async create(call: CreateBatchCall): Promise<{ body: unknown }> {
-    const { config, store, upstreams, ledger, objects, clock } = this.deps;
+    const { config, store, upstreams, runner, objects, clock } = this.deps;
     const runId = attachedRun(call.caller, call.headers);
     const key = checkIdempotencyKey(call.headers['idempotency-key']);
     const body = checkBatchCreate(call.body);
-    const connection = selectConnection(call.headers, config, upstreams, 'batches');
+    const connection = resolveConnection(
+      upstreams,
+      config.endpoints.default_connections,
+      call.headers,
+      'batches',
+    );
     const carrier = carrierOf(connection);
     const { projectId, keyId } = call.caller;
     const now = clock.now();
@@ -147,7 +161,7 @@ export class BatchService {
         : chatBatchInput(lines, binding, newIds());
     const reservation = lines.reduce((sum, line) => sum + line.plan.worstCaseMicrosUsd, 0);
     const id = newId('batch');
-    const attempt = await ledger.reserve(
+    const held = await runner.reserveHeld(
       {
         projectId,
         keyId,
@@ -156,10 +170,13 @@ export class BatchService {
         alias: joined(lines.map((line) => line.plan.alias)),
         connection: connection.name,
         profile: connection.row.id,
+        primitive: connection.row.primitive,
         upstreamModel: joined(lines.map((line) => line.plan.upstreamModel)),
+        streamed: false,
+        reservationMicrosUsd: reservation,
       },
-      reservation,
-      { resourceId: id, leaseMs: BATCH_ATTEMPT_LEASE_MS },
+      id,
+      BATCH_ATTEMPT_LEASE_MS,
     );
     const record: BatchRecord = {
       id,
@@ -190,7 +207,7 @@ export class BatchService {
       upstreamBatchId: null,
       upstreamInputFileId: null,
       submitStartedAt: null,
-      attemptId: attempt.id,
+      attemptId: held.attemptId,
       reservationMicrosUsd: reservation,
       lines: lines.map((line) => line.plan),
     };
@@ -199,24 +216,12 @@ export class BatchService {
       await objects.put(projectId, payloadKey(id), Buffer.from(payload), { sealed: false });
       created = await store.batches.create(record, now, idempotency, batchView);
     } catch (error) {
-      await attempt.settle({
-        state: 'released',
-        costMicrosUsd: 0,
-        usage: null,
-        outcome: 'not_created',
-        httpStatus: null,
-      });
+      await runner.settleHeld(held, notSent('not_created'));
       await objects.delete(projectId, payloadKey(id)).catch(() => false);
       throw error;
     }
     if (created.replayed) {
-      await attempt.settle({
-        state: 'released',
-        costMicrosUsd: 0,
-        usage: null,
-        outcome: 'idempotent_replay',
-        httpStatus: null,
-      });
+      await runner.settleHeld(held, notSent('idempotent_replay'));
       await objects.delete(projectId, payloadKey(id)).catch(() => false);
     }
     return { body: created.body };
@@ -245,13 +250,7 @@ export class BatchService {
             cancelledAt: now,
           });
           if (!cancelled) continue;
-          await settleDurable(store, batch.attemptId, batch.createdAt, now, {
-            state: 'released',
-            costMicrosUsd: 0,
-            usage: null,
-            outcome: 'cancelled_before_submission',
-            httpStatus: null,
-          });
+          await this.deps.runner.settleHeld(heldOf(batch), notSent('cancelled_before_submission'));
           await this.deps.objects.delete(batch.projectId, payloadKey(id)).catch(() => false);
           return { body: batchView(cancelled) };
         }
@@ -292,12 +291,12 @@ export class BatchService {
     const due = await store.batches.listExpired(clock.now(), 100);
     for (const batch of due) {
       // Settlement is idempotent: a batch that never finished commits its reservation in full.
-      await settleDurable(store, batch.attemptId, batch.createdAt, clock.now(), {
-        state: 'unknown',
+      await this.deps.runner.settleHeld(heldOf(batch), {
+        outcome: 'unknown',
         costMicrosUsd: 0,
         usage: null,
-        outcome: 'batch_record_expired',
         httpStatus: null,
+        errorType: 'batch_record_expired',
       });
       await store.batches.delete(batch.id);
       await objects.delete(batch.projectId, payloadKey(batch.id)).catch(() => false);

@@ -18,25 +18,22 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Config } from '../../config/schema.js';
 import { GatewayError } from '../../errors/gateway-error.js';
+import type { Upstreams } from '../../gateway/connections.js';
+import { attachedRun } from '../../gateway/messages/call-headers.js';
+import { resolveConnection, targetOn } from '../../gateway/resource-route.js';
 import type { Caller } from '../../governance/service.js';
-import type { Ledger } from '../../ledger/ledger.js';
-import { actualCost, inputTokenBound, worstCaseCost } from '../../ledger/pricing.js';
+import type { AttemptRunner, HeldAttempt } from '../../ledger/attempt-runner.js';
+import type { AttemptPlan, Settlement } from '../../ledger/ledger.js';
+import { inputTokenBound, worstCaseCost } from '../../ledger/pricing.js';
 import type { Clock } from '../../lib/clock.js';
 import { newId } from '../../lib/ids.js';
 import type { ObjectStore } from '../../objects/port.js';
-import { mapResponsesError } from '../../primitives/responses/error.js';
-import { callUpstream, readJsonBody } from '../../primitives/shared/upstream-call.js';
 import { type DeferredResponseRecord, FINISHED_STATUSES } from '../../store/deferred-responses-port.js';
 import type { Store } from '../../store/port.js';
-import { attachedRun } from '../call-headers.js';
-import type { Connection, Upstreams } from '../connections.js';
-import { selectConnection, targetOn } from '../deferred-connection.js';
-import { settleDurable } from '../durable-settlement.js';
-import { settleTransportFailure, settleUnreadableAnswer, settleUpstreamStatus } from '../upstream-errors.js';
+import { ResponsesExchange } from './exchange.js';
 import { getSealedJson, putSealedJson, requestKey, resultKey } from './objects.js';
 import { checkResponsesRequest, upstreamBody } from './request.js';
 import type { RunningCalls } from './running-calls.js';
-import { readUpstreamResult } from './upstream-result.js';
 import { deletedView, responseView, type StoredResult } from './view.js';
 
 export const RESPONSE_TTL_MS = 24 * 3600_000;
@@ -48,7 +45,7 @@ export interface ResponsesServiceDeps {
   config: Config;
   store: Store;
   upstreams: Upstreams;
-  ledger: Ledger;
+  runner: AttemptRunner;
   objects: ObjectStore;
   clock: Clock;
   running: RunningCalls;
@@ -66,28 +63,45 @@ export interface ServiceAnswer {
   body: unknown;
 }
 
+/** The ledger attempt a deferred response holds. */
+export function heldOf(record: DeferredResponseRecord): HeldAttempt {
+  return {
+    attemptId: record.attemptId,
+    createdAt: record.createdAt,
+    leaseExpiresAt: record.createdAt + ATTEMPT_LEASE_MS,
+  };
+}
+
+const settled = (outcome: Settlement['outcome'], errorType: string): Settlement => ({
+  outcome,
+  costMicrosUsd: 0,
+  usage: null,
+  httpStatus: null,
+  errorType,
+});
+/** Nothing reached the upstream. */
+const NOT_STORED = settled('not_sent', 'not_stored');
+const CANCELLED_QUEUED = settled('not_sent', 'cancelled_queued');
+/** It may have been billed: the whole reservation. */
+const CANCELLED_RUNNING = settled('cancelled_running', 'cancelled');
+const EXPIRED_RUNNING = settled('unknown', 'expired');
+
 const notFound = (id: string) =>
   new GatewayError('resource_not_found', `No response with id ${id}.`, { param: 'response_id' });
-
-function responsesConnection(connection: Connection): Connection {
-  if (connection.row.primitive !== 'responses') {
-    throw new GatewayError(
-      'invalid_request',
-      `Svc-Route: connection ${connection.name} (${connection.row.id}) does not speak the responses wire`,
-      { param: 'svc-route' },
-    );
-  }
-  return connection;
-}
 
 export class ResponsesService {
   constructor(private readonly deps: ResponsesServiceDeps) {}
 
   async create(call: CreateCall): Promise<ServiceAnswer> {
     const runId = attachedRun(call.caller, call.headers);
-    const { config, upstreams, ledger, clock } = this.deps;
+    const { config, upstreams, clock } = this.deps;
     const request = checkResponsesRequest(call.body, config.responses.default_max_output_tokens);
-    const connection = responsesConnection(selectConnection(call.headers, config, upstreams, 'responses'));
+    const connection = resolveConnection(
+      upstreams,
+      config.endpoints.default_connections,
+      call.headers,
+      'responses',
+    );
     const target = targetOn(upstreams, request.model, connection, 'model');
     const inputBound = inputTokenBound(
       {
@@ -102,7 +116,7 @@ export class ResponsesService {
       },
     );
     const reservation = worstCaseCost(target.price, inputBound, request.maxOutputTokens);
-    const subject = {
+    const plan: AttemptPlan = {
       projectId: call.caller.projectId,
       keyId: call.caller.keyId,
       runId,
@@ -110,12 +124,31 @@ export class ResponsesService {
       alias: request.model,
       connection: connection.name,
       profile: connection.row.id,
+      primitive: connection.row.primitive,
       upstreamModel: target.upstreamModel,
+      streamed: false,
+      reservationMicrosUsd: reservation,
     };
     const body = upstreamBody(request, target.upstreamModel);
     const headers = { 'svc-route': connection.name };
-    if (!request.background)
-      return this.synchronous(subject, reservation, body, target.price, connection, request.model, headers);
+    if (!request.background) {
+      const result = await this.deps.runner.call(plan, new ResponsesExchange(connection, body, target.price));
+      if (!result.ok) throw result.error;
+      if (result.answer.read.usage === null) {
+        throw new GatewayError(
+          'upstream_error',
+          'The upstream answer carries no readable usage; its cost was committed at the reservation.',
+        );
+      }
+      const reply = {
+        ...(result.answer.body as Record<string, unknown>),
+        id: newId('resp'),
+        model: request.model,
+        background: false,
+        store: false,
+      };
+      return { headers: { ...headers, 'svc-attempt-id': result.attemptId }, body: reply };
+    }
 
     try {
       this.deps.objects.requireSealing('background responses');
@@ -123,7 +156,7 @@ export class ResponsesService {
       throw new GatewayError('endpoint_not_served', (error as Error).message);
     }
     const id = newId('resp');
-    const attempt = await ledger.reserve(subject, reservation, { resourceId: id, leaseMs: ATTEMPT_LEASE_MS });
+    const held = await this.deps.runner.reserveHeld(plan, id, ATTEMPT_LEASE_MS);
     const now = clock.now();
     const record: DeferredResponseRecord = {
       id,
@@ -142,7 +175,7 @@ export class ResponsesService {
       requestObject: requestKey(id),
       resultObject: null,
       price: target.price,
-      attemptId: attempt.id,
+      attemptId: held.attemptId,
       reservationMicrosUsd: reservation,
       firstReadAt: null,
       reapAt: now + RESPONSE_TTL_MS,
@@ -151,74 +184,14 @@ export class ResponsesService {
       await putSealedJson(this.deps.objects, record.projectId, record.requestObject, body);
       await this.deps.store.deferredResponses.create(record, now);
     } catch (error) {
-      await attempt.settle({
-        state: 'released',
-        costMicrosUsd: 0,
-        usage: null,
-        outcome: 'not_stored',
-        httpStatus: null,
-      });
+      await this.deps.runner.settleHeld(held, NOT_STORED);
       await this.deps.objects.delete(record.projectId, record.requestObject).catch(() => false);
       throw error;
     }
-    return { headers: { ...headers, 'svc-attempt-id': attempt.id }, body: responseView(record, undefined) };
-  }
-
-  private async synchronous(
-    subject: Parameters<Ledger['reserve']>[0],
-    reservation: number,
-    body: Record<string, unknown>,
-    price: DeferredResponseRecord['price'],
-    connection: Connection,
-    alias: string,
-    headers: Record<string, string>,
-  ): Promise<ServiceAnswer> {
-    const attempt = await this.deps.ledger.reserve(subject, reservation);
-    const answerHeaders = { ...headers, 'svc-attempt-id': attempt.id };
-    let response: Awaited<ReturnType<typeof callUpstream>>;
-    try {
-      response = await callUpstream(connection, { path: '/responses', body });
-    } catch (error) {
-      throw await settleTransportFailure(attempt, error);
-    }
-    const answer = await readJsonBody(response.body, connection.name).catch(() => undefined);
-    if (response.status < 200 || response.status >= 300) {
-      const info = mapResponsesError(response.status, answer, response.headers);
-      throw await settleUpstreamStatus(attempt, response.status, {
-        status: info.status,
-        type: info.type,
-        message: info.message,
-        retryAfter: info.retryAfter,
-      });
-    }
-    let usage: ReturnType<typeof readUpstreamResult>['usage'];
-    try {
-      usage = readUpstreamResult(answer).usage;
-    } catch {
-      usage = null;
-    }
-    if (usage === null) {
-      await settleUnreadableAnswer(attempt, response.status);
-      throw new GatewayError(
-        'upstream_error',
-        'The upstream answer carries no readable usage; its cost was committed at the reservation.',
-      );
-    }
-    await attempt.settle({
-      state: 'settled',
-      costMicrosUsd: actualCost(price, usage),
-      usage,
-      outcome: 'ok',
-      httpStatus: response.status,
-    });
-    const reply = {
-      ...(answer as Record<string, unknown>),
-      id: newId('resp'),
-      model: alias,
-      background: false,
-      store: false,
+    return {
+      headers: { ...headers, 'svc-attempt-id': held.attemptId },
+      body: responseView(record, undefined),
     };
-    return { headers: answerHeaders, body: reply };
   }
 
   /** The record of this Project, or 404; a record past its reaping time is gone already. */
@@ -260,18 +233,12 @@ export class ResponsesService {
     const { store, clock } = this.deps;
     for (let round = 0; round < 3; round++) {
       const record = await this.live(caller, id);
-      const now = clock.now();
+      const _now = clock.now();
       switch (record.status) {
         case 'queued': {
           const cancelled = await store.deferredResponses.update(id, ['queued'], { status: 'cancelled' });
           if (!cancelled) continue;
-          await settleDurable(store, record.attemptId, record.createdAt, now, {
-            state: 'released',
-            costMicrosUsd: 0,
-            usage: null,
-            outcome: 'cancelled_queued',
-            httpStatus: null,
-          });
+          await this.deps.runner.settleHeld(heldOf(record), CANCELLED_QUEUED);
           return { headers: {}, body: responseView(cancelled, undefined) };
         }
         case 'in_progress': {
@@ -285,13 +252,7 @@ export class ResponsesService {
           });
           if (!cancelled) continue;
           this.deps.running.abort(id);
-          await settleDurable(store, record.attemptId, record.createdAt, now, {
-            state: 'unknown',
-            costMicrosUsd: 0,
-            usage: null,
-            outcome: 'cancelled_running',
-            httpStatus: null,
-          });
+          await this.deps.runner.settleHeld(heldOf(record), CANCELLED_RUNNING);
           return { headers: {}, body: responseView(cancelled, undefined) };
         }
         case 'completed':
@@ -335,7 +296,7 @@ export class ResponsesService {
 
   /** Removes a record due for reaping. One still owed an answer is ended first (its reservation settled). */
   async reap(record: DeferredResponseRecord): Promise<void> {
-    const now = this.deps.clock.now();
+    const _now = this.deps.clock.now();
     if (record.status === 'queued' || record.status === 'in_progress') {
       const ended = await this.deps.store.deferredResponses.update(record.id, [record.status], {
         status: 'failed',
@@ -343,13 +304,10 @@ export class ResponsesService {
       });
       if (ended) {
         this.deps.running.abort(record.id);
-        await settleDurable(this.deps.store, record.attemptId, record.createdAt, now, {
-          state: record.status === 'queued' ? 'released' : 'unknown',
-          costMicrosUsd: 0,
-          usage: null,
-          outcome: 'expired',
-          httpStatus: null,
-        });
+        await this.deps.runner.settleHeld(
+          heldOf(record),
+          record.status === 'queued' ? CANCELLED_QUEUED : EXPIRED_RUNNING,
+        );
       }
     }
     await this.deps.store.deferredResponses.delete(record.id);

@@ -9,19 +9,14 @@
  */
 
 import type { Usage } from '../../canonical/types.js';
+import type { PrimitiveBinding } from '../../gateway/primitive-registry.js';
 import { actualCost } from '../../ledger/pricing.js';
+import { chatBatchLine } from '../../primitives/chat-completions/batch-lines.js';
+import { messageBatchRequest } from '../../primitives/messages/batch-lines.js';
+import type { LineResult } from '../../primitives/shared/batch-lines.js';
 import type { BatchLinePlan, BatchRequestCounts } from '../../store/batches-port.js';
 import type { AttemptUsage } from '../../store/port.js';
-import type { PrimitiveBinding } from '../primitive-registry.js';
 import type { CheckedLine } from './lines.js';
-
-export interface LineResult {
-  customId: string;
-  kind: 'succeeded' | 'errored' | 'canceled' | 'expired';
-  /** Succeeded: the upstream wire answer; errored: the upstream error body. */
-  body?: unknown;
-  statusCode?: number;
-}
 
 export interface Ids {
   requestId(): string;
@@ -53,8 +48,7 @@ export function messageBatchPayload(
         context(line.plan, ids.messageId()),
         binding.options,
       );
-      const { stream: _stream, ...params } = wire.body as Record<string, unknown>;
-      return { custom_id: line.customId, params };
+      return messageBatchRequest(line.customId, wire.body as Record<string, unknown>);
     }),
   };
 }
@@ -68,73 +62,10 @@ export function chatBatchInput(lines: CheckedLine[], binding: PrimitiveBinding, 
         context(line.plan, ids.messageId()),
         binding.options,
       );
-      const { stream: _stream, stream_options: _options, ...body } = wire.body as Record<string, unknown>;
-      return JSON.stringify({ custom_id: line.customId, method: 'POST', url: `/v1${wire.path}`, body });
+      return chatBatchLine(line.customId, wire);
     })
     .join('\n')
     .concat('\n');
-}
-
-const isRecord = (value: unknown): value is Record<string, unknown> =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
-
-function jsonLines(text: string): unknown[] {
-  return text
-    .split('\n')
-    .filter((line) => line.trim() !== '')
-    .map((line) => {
-      try {
-        return JSON.parse(line) as unknown;
-      } catch {
-        return undefined;
-      }
-    });
-}
-
-/** Message batch results JSONL: {custom_id, result: {type, message | error}}. */
-export function messageBatchResults(text: string): LineResult[] {
-  const results: LineResult[] = [];
-  for (const line of jsonLines(text)) {
-    if (!isRecord(line) || typeof line.custom_id !== 'string' || !isRecord(line.result)) continue;
-    const result = line.result;
-    switch (result.type) {
-      case 'succeeded':
-        results.push({ customId: line.custom_id, kind: 'succeeded', body: result.message, statusCode: 200 });
-        break;
-      case 'errored':
-        results.push({ customId: line.custom_id, kind: 'errored', body: result.error, statusCode: 400 });
-        break;
-      case 'canceled':
-        results.push({ customId: line.custom_id, kind: 'canceled' });
-        break;
-      case 'expired':
-        results.push({ customId: line.custom_id, kind: 'expired' });
-        break;
-      default:
-        break;
-    }
-  }
-  return results;
-}
-
-/** Chat batch output and error file JSONL: {custom_id, response: {status_code, body} | null, error}. */
-export function chatBatchResults(text: string): LineResult[] {
-  const results: LineResult[] = [];
-  for (const line of jsonLines(text)) {
-    if (!isRecord(line) || typeof line.custom_id !== 'string') continue;
-    const response = isRecord(line.response) ? line.response : undefined;
-    const status = typeof response?.status_code === 'number' ? response.status_code : undefined;
-    if (response && status !== undefined && status >= 200 && status < 300) {
-      results.push({ customId: line.custom_id, kind: 'succeeded', body: response.body, statusCode: status });
-    } else if (response && status !== undefined) {
-      results.push({ customId: line.custom_id, kind: 'errored', body: response.body, statusCode: status });
-    } else {
-      const code = isRecord(line.error) ? line.error.code : undefined;
-      const kind = code === 'batch_expired' ? 'expired' : code === 'batch_cancelled' ? 'canceled' : 'errored';
-      results.push({ customId: line.custom_id, kind, body: line.error, statusCode: 500 });
-    }
-  }
-  return results;
 }
 
 function ledgerUsage(usage: Usage): AttemptUsage {

@@ -4,8 +4,8 @@
  * not forwarded). Transcription fields arrive as multipart text and are checked here too.
  */
 import { type Static, Type as T } from '@sinclair/typebox';
-import { GatewayError } from '../errors/gateway-error.js';
-import { validateBody } from '../governance/validate.js';
+import { GatewayError } from '../../errors/gateway-error.js';
+import { validateBody } from '../../governance/validate.js';
 
 const Text = T.String({ minLength: 1 });
 

@@ -17,7 +17,10 @@
 
 import type { Readable } from 'node:stream';
 import type { Config } from '../../config/schema.js';
+import type { Upstreams } from '../../gateway/connections.js';
+import { bindingFor } from '../../gateway/primitive-registry.js';
 import type { JobContext, JobOutcome } from '../../jobs/worker.js';
+import type { AttemptRunner } from '../../ledger/attempt-runner.js';
 import type { Settlement } from '../../ledger/ledger.js';
 import type { Clock } from '../../lib/clock.js';
 import { newId } from '../../lib/ids.js';
@@ -26,10 +29,8 @@ import { UpstreamFailure } from '../../primitives/shared/upstream-call.js';
 import type { BatchError, BatchPatch, BatchRecord, BatchStatus } from '../../store/batches-port.js';
 import type { JobRecord } from '../../store/jobs-port.js';
 import type { Store } from '../../store/port.js';
-import type { Upstreams } from '../connections.js';
-import { settleDurable } from '../durable-settlement.js';
-import { bindingFor } from '../primitive-registry.js';
 import { newIds, payloadKey } from './ids.js';
+import { heldOf } from './service.js';
 import { buildOutputs } from './translate.js';
 import {
   cancelBatch,
@@ -46,6 +47,7 @@ export interface BatchJobDeps {
   upstreams: Upstreams;
   objects: ObjectStore;
   clock: Clock;
+  runner: AttemptRunner;
 }
 
 const DONE: JobOutcome = { kind: 'done' };
@@ -118,7 +120,7 @@ export class BatchJob {
     if (!started) return DONE;
     const payload = await objects.get(batch.projectId, payloadKey(batch.id));
     if (!payload)
-      return this.fail(started, 'payload_missing', 'The translated batch payload is gone.', 'released');
+      return this.fail(started, 'payload_missing', 'The translated batch payload is gone.', 'not_sent');
     let submitted: Awaited<ReturnType<typeof submitBatch>>;
     try {
       submitted = await submitBatch(batch.carrier, this.connection(batch), await readBuffer(payload), signal);
@@ -129,7 +131,7 @@ export class BatchJob {
         return this.later;
       }
       if (error instanceof UpstreamRejected)
-        return this.fail(started, 'upstream_rejected', error.message, 'settled');
+        return this.fail(started, 'upstream_rejected', error.message, 'refused_upstream');
       const message = error instanceof Error ? error.message : String(error);
       return this.fail(
         started,
@@ -179,7 +181,7 @@ export class BatchJob {
         finalizing,
         state.errors[0]?.code ?? 'upstream_failed',
         state.errors[0]?.message ?? 'The upstream failed the batch.',
-        'settled',
+        'refused_upstream',
         state.errors,
       );
     }
@@ -218,12 +220,12 @@ export class BatchJob {
       outputs.errorLines,
     );
     const now = clock.now();
-    await this.settle(finalizing, {
-      state: 'settled',
-      costMicrosUsd: Math.min(outputs.costMicrosUsd, Number.MAX_SAFE_INTEGER),
+    await this.deps.runner.settleHeld(heldOf(finalizing), {
+      outcome: 'completed',
+      costMicrosUsd: outputs.costMicrosUsd,
       usage: outputs.usage,
-      outcome: 'batch_ended',
       httpStatus: 200,
+      errorType: null,
     });
     const status: BatchStatus =
       finalizing.cancellingAt !== null ? 'cancelled' : state.outcome === 'expired' ? 'expired' : 'completed';
@@ -267,18 +269,20 @@ export class BatchJob {
     return fileId;
   }
 
-  private async settle(batch: BatchRecord, settlement: Settlement): Promise<void> {
-    await settleDurable(this.deps.store, batch.attemptId, batch.createdAt, this.deps.clock.now(), settlement);
-  }
-
   private async fail(
     batch: BatchRecord,
     code: string,
     message: string,
-    state: Settlement['state'],
+    outcome: Extract<Settlement['outcome'], 'not_sent' | 'refused_upstream' | 'unknown'>,
     errors: BatchError[] = [{ code, message, param: null, line: null }],
   ): Promise<JobOutcome> {
-    await this.settle(batch, { state, costMicrosUsd: 0, usage: null, outcome: code, httpStatus: null });
+    await this.deps.runner.settleHeld(heldOf(batch), {
+      outcome,
+      costMicrosUsd: 0,
+      usage: null,
+      httpStatus: null,
+      errorType: code,
+    });
     await this.deps.store.batches.update(
       batch.id,
       ['validating', 'in_progress', 'cancelling', 'finalizing'],

@@ -15,29 +15,29 @@
  * gone and removed by the sweep the same way.
  */
 import type { Readable } from 'node:stream';
-import type { Config } from '../config/schema.js';
-import { GatewayError } from '../errors/gateway-error.js';
-import { idempotencyFor } from '../governance/idempotency.js';
-import type { Caller } from '../governance/service.js';
-import type { Clock } from '../lib/clock.js';
-import { unixSeconds } from '../lib/clock.js';
-import { newId } from '../lib/ids.js';
-import { type ObjectStore, ObjectTooLargeError } from '../objects/port.js';
-import type { ObjectOwner } from '../objects/sweep.js';
-import { mapChatError } from '../primitives/chat-completions/error.js';
-import { filePath, SIDE_PATHS, uploadedFileId } from '../primitives/chat-completions/side-endpoints.js';
-import { multipartBody } from '../primitives/shared/multipart-body.js';
+import type { Config } from '../../config/schema.js';
+import { GatewayError } from '../../errors/gateway-error.js';
+import type { Connection, Upstreams } from '../../gateway/connections.js';
+import { type FormPart, repeatedField, unknownField } from '../../gateway/form-parts.js';
+import { resolveConnection } from '../../gateway/resource-route.js';
+import { idempotencyFor } from '../../governance/idempotency.js';
+import type { Caller } from '../../governance/service.js';
+import type { Clock } from '../../lib/clock.js';
+import { unixSeconds } from '../../lib/clock.js';
+import { newId } from '../../lib/ids.js';
+import { type ObjectStore, ObjectTooLargeError } from '../../objects/port.js';
+import type { ObjectOwner } from '../../objects/sweep.js';
+import { mapChatError } from '../../primitives/chat-completions/error.js';
+import { filePath, SIDE_PATHS, uploadedFileId } from '../../primitives/chat-completions/side-endpoints.js';
+import { multipartBody } from '../../primitives/shared/multipart-body.js';
 import {
   readJsonBody,
   type UpstreamFailure,
   type UpstreamResponse,
-} from '../primitives/shared/upstream-call.js';
-import { callUpstreamRaw } from '../primitives/shared/upstream-raw.js';
-import type { FileRecord } from '../store/files-port.js';
-import type { Store } from '../store/port.js';
-import type { Connection, Upstreams } from './connections.js';
-import { type FormPart, repeatedField, unknownField } from './form-parts.js';
-import { resolveConnection } from './resource-route.js';
+} from '../../primitives/shared/upstream-call.js';
+import { callUpstreamRaw } from '../../primitives/shared/upstream-raw.js';
+import type { FileRecord } from '../../store/files-port.js';
+import type { Store } from '../../store/port.js';
 
 export const FILE_TTL_SECONDS = 30 * 86_400;
 const MIN_TTL_SECONDS = 3600;

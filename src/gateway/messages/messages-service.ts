@@ -4,23 +4,23 @@
  * eligible target, each try its own ledger attempt; native mode has exactly one target.
  */
 import type { IncomingHttpHeaders } from 'node:http';
-import type { MessagesRequest } from '../canonical/types.js';
+import type { MessagesRequest } from '../../canonical/types.js';
 import {
   hasCacheControl,
   providerExecutedTools,
   requestFacts,
   validateMessagesRequest,
-} from '../canonical/validate-messages.js';
-import type { NativeFacts } from '../catalogue/eligibility.js';
-import type { Config } from '../config/schema.js';
-import { GatewayError } from '../errors/gateway-error.js';
-import type { Caller } from '../governance/service.js';
-import type { Ledger } from '../ledger/ledger.js';
-import { inputTokenBound } from '../ledger/pricing.js';
+} from '../../canonical/validate-messages.js';
+import type { NativeFacts } from '../../catalogue/eligibility.js';
+import type { Config } from '../../config/schema.js';
+import { GatewayError } from '../../errors/gateway-error.js';
+import type { Caller } from '../../governance/service.js';
+import type { AttemptRunner } from '../../ledger/attempt-runner.js';
+import { inputTokenBound } from '../../ledger/pricing.js';
+import type { Upstreams } from '../connections.js';
 import { attachedRun, checkVendoraVersion, routeMode } from './call-headers.js';
-import type { Upstreams } from './connections.js';
 import { parseBetaHeader, planNative, planPortable, type RoutePlan, skippedHeader } from './route-plan.js';
-import { UpstreamAttempts } from './upstream-attempt.js';
+import { runMessagesAttempt } from './upstream-attempt.js';
 
 export interface MessagesCall {
   caller: Caller;
@@ -37,7 +37,7 @@ export type MessagesOutcome =
 export interface MessagesServiceDeps {
   config: Config;
   upstreams: Upstreams;
-  ledger: Ledger;
+  runner: AttemptRunner;
 }
 
 function nativeFacts(request: MessagesRequest): NativeFacts {
@@ -51,11 +51,7 @@ function nativeFacts(request: MessagesRequest): NativeFacts {
 }
 
 export class MessagesService {
-  private readonly attempts: UpstreamAttempts;
-
-  constructor(private readonly deps: MessagesServiceDeps) {
-    this.attempts = new UpstreamAttempts(deps.ledger);
-  }
+  constructor(private readonly deps: MessagesServiceDeps) {}
 
   alias(model: string) {
     const alias = this.deps.upstreams.aliases.get(model);
@@ -90,9 +86,14 @@ export class MessagesService {
       { imageTokens: ledger.image_input_bound_tokens, documentTokens: ledger.document_input_bound_tokens },
     );
     const skipped = [...plan.skipped];
+    const { runner } = this.deps;
+    for (const away of plan.skipped) runner.routedAway(alias.alias, away.connection, away.reasons.join('; '));
     let lastError: GatewayError | undefined;
+    let failedOn: string | undefined;
     for (const planned of plan.eligible) {
-      const result = await this.attempts.run({
+      if (failedOn !== undefined && lastError !== undefined)
+        runner.fallback(alias.alias, failedOn, planned.target.connection.name, lastError.code);
+      const result = await runMessagesAttempt(runner, {
         planned,
         mode,
         request,
@@ -128,6 +129,7 @@ export class MessagesService {
           };
         case 'failed':
           lastError = result.error;
+          failedOn = planned.target.connection.name;
           if (!result.retryable || call.clientSignal.aborted) throw result.error;
           skipped.push({
             connection: planned.target.connection.name,

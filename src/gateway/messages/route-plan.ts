@@ -4,16 +4,16 @@
  * why. Native mode: exactly the alias's first target, which must be vendora-wire; its profile's
  * "both paths" rules, provider-executed tools and vendora-beta tokens are checked; no fallback.
  */
-import type { MessagesRequest } from '../canonical/types.js';
+import type { MessagesRequest } from '../../canonical/types.js';
 import {
   type NativeFacts,
   nativeRejections,
   portableSkipReasons,
   presentFields,
-} from '../catalogue/eligibility.js';
-import { GatewayError } from '../errors/gateway-error.js';
-import type { ModelAlias, ModelTarget } from './connections.js';
-import { bindingFor, type PrimitiveBinding } from './primitive-registry.js';
+} from '../../catalogue/eligibility.js';
+import { GatewayError } from '../../errors/gateway-error.js';
+import type { ModelAlias, ModelTarget } from '../connections.js';
+import { bindingFor, type PrimitiveBinding } from '../primitive-registry.js';
 
 export type RouteMode = 'portable' | 'native';
 

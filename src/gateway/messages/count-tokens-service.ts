@@ -5,21 +5,31 @@
  * and charged.
  */
 import type { IncomingHttpHeaders } from 'node:http';
-import { validateCountTokensRequest } from '../canonical/validate-messages.js';
-import { GatewayError } from '../errors/gateway-error.js';
-import type { Caller } from '../governance/service.js';
-import type { Ledger } from '../ledger/ledger.js';
+import { validateCountTokensRequest } from '../../canonical/validate-messages.js';
+import { GatewayError } from '../../errors/gateway-error.js';
+import type { Caller } from '../../governance/service.js';
+import type {
+  AttemptRunner,
+  ReadAnswer,
+  RefusalInfo,
+  UpstreamExchange,
+} from '../../ledger/attempt-runner.js';
 import {
   buildCountTokensRequest,
   DEFAULT_MESSAGES_OPTIONS,
   mapMessagesError,
   parseCountTokensResponse,
-} from '../primitives/messages/index.js';
-import { callUpstream, readJsonBody } from '../primitives/shared/upstream-call.js';
+  withBetaTokens,
+} from '../../primitives/messages/index.js';
+import {
+  buildOrNotSent,
+  callUpstream,
+  readJsonBody,
+  type UpstreamResponse,
+} from '../../primitives/shared/upstream-call.js';
+import type { ModelTarget, Upstreams } from '../connections.js';
 import { attachedRun, checkVendoraVersion, routeMode } from './call-headers.js';
-import type { Upstreams } from './connections.js';
 import { parseBetaHeader } from './route-plan.js';
-import { settleTransportFailure, settleUnreadableAnswer, settleUpstreamStatus } from './upstream-errors.js';
 
 export interface CountTokensCall {
   caller: Caller;
@@ -30,7 +40,7 @@ export interface CountTokensCall {
 export class CountTokensService {
   constructor(
     private readonly upstreams: Upstreams,
-    private readonly ledger: Ledger,
+    private readonly runner: AttemptRunner,
   ) {}
 
   async count(call: CountTokensCall): Promise<{ headers: Record<string, string>; body: unknown }> {
@@ -71,7 +81,7 @@ export class CountTokensService {
       );
     }
     const fee = target.price.requestFee;
-    const attempt = await this.ledger.reserve(
+    const result = await this.runner.call(
       {
         projectId: call.caller.projectId,
         keyId: call.caller.keyId,
@@ -80,46 +90,59 @@ export class CountTokensService {
         alias: alias.alias,
         connection: connection.name,
         profile: connection.row.id,
+        primitive: connection.row.primitive,
         upstreamModel: target.upstreamModel,
+        streamed: false,
+        reservationMicrosUsd: fee,
       },
-      fee,
+      new CountTokensExchange(call.body as Record<string, unknown>, target, betaTokens),
     );
-    const wire = buildCountTokensRequest(
-      call.body as Record<string, unknown>,
-      { upstreamModel: target.upstreamModel, responseModel: alias.alias, messageId: '' },
-      DEFAULT_MESSAGES_OPTIONS,
+    if (!result.ok) throw result.error;
+    return {
+      headers: { 'svc-route': connection.name, 'svc-attempt-id': result.attemptId },
+      body: result.answer,
+    };
+  }
+}
+
+/** count_tokens on the attempt runner: the body verbatim (model replaced); the fee is the cost. */
+class CountTokensExchange implements UpstreamExchange<unknown> {
+  constructor(
+    private readonly body: Record<string, unknown>,
+    private readonly target: ModelTarget,
+    private readonly betaTokens: string[],
+  ) {}
+
+  send(signal: AbortSignal | undefined): Promise<UpstreamResponse> {
+    const { target } = this;
+    const wire = buildOrNotSent(() =>
+      withBetaTokens(
+        buildCountTokensRequest(
+          this.body,
+          { upstreamModel: target.upstreamModel, responseModel: '', messageId: '' },
+          DEFAULT_MESSAGES_OPTIONS,
+        ),
+        this.betaTokens,
+      ),
     );
-    if (betaTokens.length > 0) wire.headers = { ...wire.headers, 'vendora-beta': betaTokens.join(',') };
-    let status: number;
-    let body: unknown;
-    let responseHeaders: Record<string, string | string[] | undefined>;
+    return callUpstream(target.connection, { ...wire, signal });
+  }
+
+  refusal(status: number, body: unknown, headers: UpstreamResponse['headers']): RefusalInfo {
+    return mapMessagesError(status, body, headers);
+  }
+
+  async read(response: UpstreamResponse): Promise<ReadAnswer<unknown>> {
+    const body = await readJsonBody(response.body, this.target.connection.name);
+    let counted: unknown;
     try {
-      const response = await callUpstream(connection, wire);
-      status = response.status;
-      responseHeaders = response.headers;
-      body = await readJsonBody(response.body, connection.name);
+      counted = parseCountTokensResponse(body);
     } catch (error) {
-      throw await settleTransportFailure(attempt, error);
-    }
-    if (status !== 200) {
-      throw await settleUpstreamStatus(attempt, status, mapMessagesError(status, body, responseHeaders));
-    }
-    try {
-      const counted = parseCountTokensResponse(body);
-      await attempt.settle({
-        state: 'settled',
-        costMicrosUsd: fee,
-        usage: null,
-        outcome: 'ok',
-        httpStatus: 200,
-      });
-      return { headers: { 'svc-route': connection.name, 'svc-attempt-id': attempt.id }, body: counted };
-    } catch (error) {
-      await settleUnreadableAnswer(attempt, 200);
       throw new GatewayError(
         'upstream_error',
         `The upstream count could not be read: ${(error as Error).message}`,
       );
     }
+    return { answer: counted, costMicrosUsd: this.target.price.requestFee, usage: null };
   }
 }

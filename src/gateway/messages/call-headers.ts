@@ -1,11 +1,10 @@
 /** Header rules shared by /v1/messages and /v1/messages/count_tokens. */
 import type { IncomingHttpHeaders } from 'node:http';
-import { GatewayError } from '../errors/gateway-error.js';
-import { requireScopes } from '../governance/scopes.js';
-import type { Caller } from '../governance/service.js';
+import { GatewayError } from '../../errors/gateway-error.js';
+import { requireScopes } from '../../governance/scopes.js';
+import type { Caller } from '../../governance/service.js';
+import { VENDORA_VERSION } from '../../primitives/messages/index.js';
 import type { RouteMode } from './route-plan.js';
-
-export const VENDORA_VERSION = '2023-06-01';
 
 export function checkVendoraVersion(headers: IncomingHttpHeaders): void {
   const version = headers['vendora-version'];

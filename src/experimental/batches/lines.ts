@@ -16,10 +16,10 @@ import {
 } from '../../canonical/validate-messages.js';
 import type { Config } from '../../config/schema.js';
 import { GatewayError } from '../../errors/gateway-error.js';
+import type { Connection, Upstreams } from '../../gateway/connections.js';
+import { planPortable } from '../../gateway/messages/route-plan.js';
 import { inputTokenBound, worstCaseCost } from '../../ledger/pricing.js';
 import type { BatchLinePlan } from '../../store/batches-port.js';
-import type { Connection, Upstreams } from '../connections.js';
-import { planPortable } from '../route-plan.js';
 
 export interface CheckedLine {
   lineNumber: number;

@@ -9,11 +9,14 @@
  * the results are too large (the batch becomes undeliverable).
  */
 import { randomBytes } from 'node:crypto';
+import type { Connection } from '../../gateway/connections.js';
+import { chatBatchResults } from '../../primitives/chat-completions/batch-lines.js';
+import { messageBatchResults } from '../../primitives/messages/batch-lines.js';
+import { VENDORA_VERSION } from '../../primitives/messages/index.js';
+import type { LineResult } from '../../primitives/shared/batch-lines.js';
 import { callUpstream, readJsonBody, type UpstreamResponse } from '../../primitives/shared/upstream-call.js';
 import { callUpstreamRaw } from '../../primitives/shared/upstream-raw.js';
 import type { BatchCarrier, BatchError } from '../../store/batches-port.js';
-import type { Connection } from '../connections.js';
-import { chatBatchResults, type LineResult, messageBatchResults } from './translate.js';
 
 /** The upstream answered the call with an error status. */
 export class UpstreamRejected extends Error {
@@ -37,7 +40,7 @@ export type UpstreamState =
 
 export type ResultsRead = { kind: 'ok'; results: LineResult[] } | { kind: 'too_large' };
 
-const VENDORA_HEADERS = { 'vendora-version': '2023-06-01' };
+const VENDORA_HEADERS = { 'vendora-version': VENDORA_VERSION };
 const isRecord = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
 

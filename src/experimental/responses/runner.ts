@@ -8,23 +8,23 @@
  *   finished     nothing to do.
  * A cancel that lands while the call runs aborts it (this process) or makes the finish a no-op
  * (another replica); the cancel settles the attempt, so it is settled exactly once either way.
+ * The call is sent and classified by the attempt runner (ledger/attempt-runner.ts, which holds the
+ * settlement table) and settled through it once the record is finished.
  */
 
+import type { Upstreams } from '../../gateway/connections.js';
 import type { JobContext, JobOutcome } from '../../jobs/worker.js';
+import type { AttemptRunner } from '../../ledger/attempt-runner.js';
 import type { Settlement } from '../../ledger/ledger.js';
-import { actualCost } from '../../ledger/pricing.js';
 import type { Clock } from '../../lib/clock.js';
 import type { ObjectStore } from '../../objects/port.js';
-import { mapResponsesError } from '../../primitives/responses/error.js';
-import { callUpstream, readJsonBody, type UpstreamFailure } from '../../primitives/shared/upstream-call.js';
 import type { DeferredPatch, DeferredResponseRecord } from '../../store/deferred-responses-port.js';
 import type { JobRecord } from '../../store/jobs-port.js';
 import type { Store } from '../../store/port.js';
-import type { Upstreams } from '../connections.js';
-import { settleDurable } from '../durable-settlement.js';
+import { ResponsesExchange } from './exchange.js';
 import { getSealedJson, putSealedJson, resultKey } from './objects.js';
 import type { RunningCalls } from './running-calls.js';
-import { readUpstreamResult } from './upstream-result.js';
+import { heldOf } from './service.js';
 
 export interface ResponseRunnerDeps {
   store: Store;
@@ -32,6 +32,7 @@ export interface ResponseRunnerDeps {
   objects: ObjectStore;
   clock: Clock;
   running: RunningCalls;
+  runner: AttemptRunner;
 }
 
 interface Ending {
@@ -59,11 +60,11 @@ export class ResponseRunner {
           },
         },
         settlement: {
-          state: 'unknown',
+          outcome: 'unknown',
           costMicrosUsd: 0,
           usage: null,
-          outcome: 'interrupted',
           httpStatus: null,
+          errorType: 'interrupted',
         },
       });
       return DONE;
@@ -89,68 +90,56 @@ export class ResponseRunner {
     const connection = this.deps.upstreams.connections.get(record.connection);
     const body = await getSealedJson(this.deps.objects, record.projectId, record.requestObject);
     if (!connection || body === undefined) {
-      return failed(
-        'unavailable',
-        `connection ${record.connection} or the stored request is gone`,
-        'released',
-        null,
-      );
+      return {
+        patch: {
+          status: 'failed',
+          error: {
+            code: 'unavailable',
+            message: `connection ${record.connection} or the stored request is gone`,
+          },
+        },
+        settlement: {
+          outcome: 'not_sent',
+          costMicrosUsd: 0,
+          usage: null,
+          httpStatus: null,
+          errorType: 'unavailable',
+        },
+      };
     }
-    let response: Awaited<ReturnType<typeof callUpstream>>;
-    try {
-      response = await callUpstream(connection, { path: '/responses', body, signal });
-    } catch (error) {
-      const failure = error as UpstreamFailure;
-      if (failure.kind === 'aborted') return undefined;
-      return failed(
-        'upstream_unavailable',
-        failure.message,
-        failure.kind === 'connect' ? 'released' : 'unknown',
-        null,
-      );
+    const result = await this.deps.runner.exchangeHeld(
+      new ResponsesExchange(connection, body, record.price),
+      signal,
+    );
+    switch (result.kind) {
+      case 'aborted':
+        return undefined;
+      case 'failed': {
+        const code = result.error.code === 'upstream_error' ? 'upstream_error' : 'upstream_unavailable';
+        return {
+          patch: { status: 'failed', error: { code, message: result.error.message } },
+          settlement: result.settlement,
+        };
+      }
+      case 'answered': {
+        const { read } = result.answer;
+        await putSealedJson(this.deps.objects, record.projectId, resultKey(record.id), read.result);
+        return {
+          patch: {
+            status: read.status,
+            completedAt: read.status === 'completed' ? this.deps.clock.now() : null,
+            error: read.error,
+            usage: read.wireUsage,
+            resultObject: resultKey(record.id),
+          },
+          settlement: result.settlement,
+        };
+      }
+      default: {
+        const never: never = result;
+        throw new Error(`unknown exchange result ${String(never)}`);
+      }
     }
-    let answer: unknown;
-    try {
-      answer = await readJsonBody(response.body, connection.name);
-    } catch (error) {
-      if ((error as UpstreamFailure).kind === 'aborted') return undefined;
-      return failed('upstream_unavailable', 'the upstream answer was lost', 'unknown', response.status);
-    }
-    if (response.status < 200 || response.status >= 300) {
-      const info = mapResponsesError(response.status, answer, response.headers);
-      return failed('upstream_error', info.message, 'settled', response.status);
-    }
-    let read: ReturnType<typeof readUpstreamResult>;
-    try {
-      read = readUpstreamResult(answer);
-    } catch (error) {
-      return failed(
-        'upstream_error',
-        `unreadable upstream answer: ${(error as Error).message}`,
-        'unknown',
-        response.status,
-      );
-    }
-    await putSealedJson(this.deps.objects, record.projectId, resultKey(record.id), read.result);
-    const settlement: Settlement = read.usage
-      ? {
-          state: 'settled',
-          costMicrosUsd: actualCost(record.price, read.usage),
-          usage: read.usage,
-          outcome: 'ok',
-          httpStatus: response.status,
-        }
-      : { state: 'unknown', costMicrosUsd: 0, usage: null, outcome: 'no_usage', httpStatus: response.status };
-    return {
-      patch: {
-        status: read.status,
-        completedAt: read.status === 'completed' ? this.deps.clock.now() : null,
-        error: read.error,
-        usage: read.wireUsage,
-        resultObject: resultKey(record.id),
-      },
-      settlement,
-    };
   }
 
   private async finish(record: DeferredResponseRecord, ending: Ending): Promise<void> {
@@ -161,24 +150,6 @@ export class ResponseRunner {
         await this.deps.objects.delete(record.projectId, ending.patch.resultObject).catch(() => false);
       return;
     }
-    await settleDurable(
-      this.deps.store,
-      record.attemptId,
-      record.createdAt,
-      this.deps.clock.now(),
-      ending.settlement,
-    );
+    await this.deps.runner.settleHeld(heldOf(record), ending.settlement);
   }
-}
-
-function failed(
-  code: string,
-  message: string,
-  state: Settlement['state'],
-  httpStatus: number | null,
-): Ending {
-  return {
-    patch: { status: 'failed', error: { code, message } },
-    settlement: { state, costMicrosUsd: 0, usage: null, outcome: code, httpStatus },
-  };
 }

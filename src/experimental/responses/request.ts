@@ -9,42 +9,9 @@
  * `max_output_tokens` bounds the reservation: required unless a configured default applies.
  */
 import { GatewayError } from '../../errors/gateway-error.js';
+import { RESPONSES_REQUEST_FIELDS } from '../../primitives/responses/fields.js';
 
-const KNOWN_FIELDS = new Set([
-  'model',
-  'input',
-  'instructions',
-  'max_output_tokens',
-  'temperature',
-  'top_p',
-  'tools',
-  'tool_choice',
-  'parallel_tool_calls',
-  'max_tool_calls',
-  'text',
-  'reasoning',
-  'include',
-  'store',
-  'background',
-  'stream',
-  'stream_options',
-  'metadata',
-  'previous_response_id',
-  'conversation',
-  'truncation',
-  'user',
-  'safety_identifier',
-  'prompt_cache_key',
-  'prompt_cache_options',
-  'prompt_cache_retention',
-  'service_tier',
-  'top_logprobs',
-  'prompt',
-  'context_management',
-  'moderation',
-  'image',
-  'access_programs',
-]);
+const KNOWN_FIELDS: ReadonlySet<string> = new Set(RESPONSES_REQUEST_FIELDS);
 
 export interface ResponsesCall {
   model: string;

@@ -1,0 +1,205 @@
+/**
+ * The messages use case of the attempt runner (ledger/attempt-runner.ts holds the settlement
+ * table): how to send one /v1/messages attempt to one target (the primitive's request, or the
+ * client's own body in native mode), how to read its answer (the primitive's parser; the usage
+ * priced at the target's price) and how to translate its stream into vendora SSE text.
+ */
+
+import type { MessagesRequest, Usage } from '../../canonical/types.js';
+import { GatewayError } from '../../errors/gateway-error.js';
+import { vendoraError } from '../../errors/render.js';
+import type {
+  AttemptRunner,
+  ReadAnswer,
+  RefusalInfo,
+  StreamReader,
+  StreamResult,
+  UpstreamExchange,
+} from '../../ledger/attempt-runner.js';
+import type { AttemptPlan } from '../../ledger/ledger.js';
+import { actualCost, type Price, worstCaseCost } from '../../ledger/pricing.js';
+import { newId } from '../../lib/ids.js';
+import { buildNativeRequest, passthroughResponse } from '../../primitives/messages/index.js';
+import { createSseDecoder, encodeFrame, type SseDecoder } from '../../primitives/shared/sse.js';
+import type { StreamTranslator, TranslateContext, WireRequest } from '../../primitives/shared/types.js';
+import {
+  buildOrNotSent,
+  callUpstream,
+  readJsonBody,
+  type UpstreamResponse,
+} from '../../primitives/shared/upstream-call.js';
+import type { AttemptUsage } from '../../store/port.js';
+import type { PlannedTarget, RouteMode } from './route-plan.js';
+
+export interface AttemptInput {
+  planned: PlannedTarget;
+  mode: RouteMode;
+  request: MessagesRequest;
+  /** The client's body object (native mode forwards it with only the model replaced). */
+  rawBody: Record<string, unknown>;
+  betaTokens: string[];
+  inputBoundTokens: number;
+  subject: Pick<AttemptPlan, 'projectId' | 'keyId' | 'runId' | 'endpoint' | 'alias'>;
+  /** Fires when the client goes away. */
+  clientSignal: AbortSignal;
+}
+
+export type AttemptResult =
+  | { kind: 'json'; body: unknown; attemptId: string }
+  | { kind: 'stream'; frames: AsyncGenerator<string>; attemptId: string }
+  | { kind: 'failed'; error: GatewayError; retryable: boolean };
+
+export function ledgerUsage(usage: Usage): AttemptUsage {
+  return {
+    inputTokens: usage.input_tokens,
+    outputTokens: usage.output_tokens,
+    cacheCreationInputTokens: usage.cache_creation_input_tokens,
+    cacheReadInputTokens: usage.cache_read_input_tokens,
+  };
+}
+
+function errorFrame(message: string): string {
+  const error = new GatewayError('upstream_unavailable', message, { type: 'api_error' });
+  return encodeFrame({ event: 'error', data: JSON.stringify(vendoraError(error)) });
+}
+
+/** One attempt's exchange: the wire call, its answer, its stream (one object per attempt). */
+class MessagesExchange implements UpstreamExchange<unknown>, StreamReader {
+  private readonly context: TranslateContext;
+  private translator: StreamTranslator | undefined;
+  private decoder: SseDecoder | undefined;
+  private pending = '';
+  private sawError = false;
+
+  constructor(private readonly input: AttemptInput) {
+    this.context = {
+      upstreamModel: input.planned.target.upstreamModel,
+      responseModel: input.request.model,
+      messageId: newId('msg'),
+    };
+  }
+
+  private get price(): Price {
+    return this.input.planned.target.price;
+  }
+
+  send(signal: AbortSignal | undefined): Promise<UpstreamResponse> {
+    const { input, context } = this;
+    const { target, binding } = input.planned;
+    const wire: WireRequest = buildOrNotSent(() =>
+      input.mode === 'native'
+        ? buildNativeRequest(input.rawBody, target.upstreamModel, input.betaTokens)
+        : binding.primitive.buildRequest(input.request, context, binding.options),
+    );
+    return callUpstream(target.connection, {
+      path: wire.path,
+      body: wire.body,
+      headers: wire.headers,
+      signal,
+    });
+  }
+
+  refusal(status: number, body: unknown, headers: UpstreamResponse['headers']): RefusalInfo {
+    return this.input.planned.binding.primitive.mapError(status, body, headers);
+  }
+
+  async read(response: UpstreamResponse): Promise<ReadAnswer<unknown>> {
+    const { input, context } = this;
+    const { target, binding } = input.planned;
+    const body = await readJsonBody(response.body, target.connection.name);
+    const message = binding.primitive.parseResponse(body, context, binding.options);
+    const usage = ledgerUsage(message.usage);
+    const answer =
+      input.mode === 'native' ? { ...passthroughResponse(body, context), id: context.messageId } : message;
+    return { answer, costMicrosUsd: actualCost(this.price, usage), usage };
+  }
+
+  stream(): StreamReader {
+    const { binding } = this.input.planned;
+    const translator = binding.primitive.createStreamTranslator(this.context, binding.options);
+    this.translator = translator;
+    this.decoder = createSseDecoder((event) => {
+      for (const frame of translator.push(event)) {
+        if (frame.event === 'error') this.sawError = true;
+        this.pending += encodeFrame(frame);
+      }
+    });
+    return this;
+  }
+
+  // ---- StreamReader: one client write per upstream chunk (every event it completed) ----
+
+  push(chunk: Buffer): string {
+    this.decoder!.feed(chunk);
+    const text = this.pending;
+    this.pending = '';
+    return text;
+  }
+
+  end(): { text: string; complete: boolean } {
+    this.decoder!.end();
+    const ending = this.translator!.end();
+    let text = this.pending;
+    this.pending = '';
+    for (const frame of ending.frames) {
+      if (frame.event === 'error') this.sawError = true;
+      text += encodeFrame(frame);
+    }
+    return { text, complete: ending.complete && !this.sawError };
+  }
+
+  interrupted(error: unknown): string {
+    if (this.sawError) return '';
+    if (error === undefined) return errorFrame('The upstream stream ended before the message was complete.');
+    const reason =
+      error instanceof Error && error.name === 'UpstreamProtocolError'
+        ? `untranslatable upstream event: ${error.message}`
+        : 'the upstream connection was lost';
+    return errorFrame(`Stream interrupted: ${reason}.`);
+  }
+
+  usage(): AttemptUsage | null {
+    const usage = this.translator?.usage();
+    return usage ? ledgerUsage(usage) : null;
+  }
+
+  cost(usage: AttemptUsage): number {
+    return actualCost(this.price, usage);
+  }
+}
+
+/** Runs one attempt on one target through the attempt runner. */
+export async function runMessagesAttempt(runner: AttemptRunner, input: AttemptInput): Promise<AttemptResult> {
+  const { target } = input.planned;
+  const { connection } = target;
+  const plan: AttemptPlan = {
+    projectId: input.subject.projectId,
+    keyId: input.subject.keyId,
+    runId: input.subject.runId,
+    endpoint: input.subject.endpoint,
+    alias: input.subject.alias,
+    connection: connection.name,
+    profile: connection.row.id,
+    primitive: connection.row.primitive,
+    upstreamModel: target.upstreamModel,
+    streamed: input.request.stream === true,
+    reservationMicrosUsd: worstCaseCost(target.price, input.inputBoundTokens, input.request.max_tokens),
+  };
+  const exchange = new MessagesExchange(input);
+  if (plan.streamed) {
+    const result: StreamResult = await runner.callStreamed(plan, exchange, input.clientSignal);
+    if (result.ok) return { kind: 'stream', frames: result.frames, attemptId: result.attemptId };
+    return {
+      kind: 'failed',
+      error: result.error,
+      retryable: result.retryable,
+    };
+  }
+  const result = await runner.call(plan, exchange, input.clientSignal);
+  if (result.ok) return { kind: 'json', body: result.answer, attemptId: result.attemptId };
+  return {
+    kind: 'failed',
+    error: result.error,
+    retryable: result.retryable,
+  };
+}

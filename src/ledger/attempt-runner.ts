@@ -1,0 +1,452 @@
+/**
+ * The attempt runner: the one home of reserve -> call -> classify -> settle for every upstream
+ * call, foreground (messages streamed or not, count_tokens, speech, transcriptions, images,
+ * moderations, synchronous responses, batch creation) or background (deferred responses, the batch
+ * job, cancels and sweeps). A use case supplies only an UpstreamExchange: how to send the wire call,
+ * how to read an error status, and how to read the answer (its cost and usage) or translate its
+ * stream. No other code calls the store's reserve, settle or renewLease (test/architecture.test.ts).
+ *
+ * Settlement table (outcomes: the union in attempt-observer.ts; stored in attempts and audit rows):
+ *   what happened                                             outcome            committed
+ *   failed before a byte was sent: body serialisation,        not_sent           0; 400 (client input) or
+ *     signing, a bad URL (NotSentError)                                          500 (our bug); never retried
+ *   connect refused (nothing reached the upstream)            not_sent           0; retryable
+ *   the upstream answered an error status                     refused_upstream   0 (it billed nothing)
+ *   a 2xx answer whose cost is known (usage, count, fee)      completed          the actual cost
+ *   timeout or drop after sending, a 2xx answer that cannot   unknown            the whole reservation
+ *     be read or carries no cost, the client gone mid-stream,                    (counted in unknown_attempts)
+ *     a stream ended without its terminal event
+ *   a running deferred response or batch was cancelled        cancelled_running  the whole reservation
+ *   a background attempt never sent (queued response or      not_sent           0
+ *     unsubmitted batch cancelled, record not stored,
+ *     idempotent replay, connection gone)
+ *   never settled before its lease passed (process died,     lease_expired      the whole reservation
+ *     store unreachable for a whole lease): the reaper                           (ledger.ts)
+ * Settlement and lease renewals are retried with backoff until the lease would expire (ledger.ts).
+ *
+ * The AttemptObserver is fed here and in ledger.ts: refused / started at reservation, within()
+ * around the call, firstByte() at the answer's headers, settled() once durable; routedAway and
+ * fallback come from routing through this runner; leaseExpired from the reaper.
+ */
+import type { ErrorType } from '../canonical/types.js';
+import { GatewayError } from '../errors/gateway-error.js';
+import { NotSentError, UpstreamFailure, type UpstreamResponse } from '../primitives/shared/upstream-call.js';
+import type { AttemptUsage } from '../store/port.js';
+import type { AttemptObserver } from './attempt-observer.js';
+import type { Attempt, AttemptPlan, Ledger, Settlement } from './ledger.js';
+import { stateOf } from './ledger.js';
+
+export type { AttemptPlan, Settlement };
+export { NotSentError };
+
+/** What a use case makes of an upstream error status. */
+export interface RefusalInfo {
+  status: number;
+  message: string;
+  /** Absent: the error code's catalogue type. */
+  type?: ErrorType | undefined;
+  retryAfter?: string | undefined;
+  retryable: boolean;
+}
+
+/** A 2xx answer as read by the use case. */
+export interface ReadAnswer<Answer> {
+  answer: Answer;
+  /** The actual cost; null when it cannot be known (settled unknown, the answer still returned). */
+  costMicrosUsd: number | null;
+  usage: AttemptUsage | null;
+  responseModel?: string | null;
+}
+
+/** A streamed answer as translated by the use case (one per call). */
+export interface StreamReader {
+  /** Client text for one upstream chunk ('' when it completes nothing). */
+  push(chunk: Buffer): string;
+  /** At the upstream's end: the remaining text and whether the answer is complete (terminal event, no error). */
+  end(): { text: string; complete: boolean };
+  /** Client text telling of an interruption ('' when the stream already carried an error). */
+  interrupted(error: unknown | undefined): string;
+  /** Usage seen so far and its cost. */
+  usage(): AttemptUsage | null;
+  cost(usage: AttemptUsage): number;
+}
+
+export interface UpstreamExchange<Answer> {
+  /** Builds and sends the wire call. Throws NotSentError before sending, UpstreamFailure after. */
+  send(signal: AbortSignal | undefined): Promise<UpstreamResponse>;
+  /** Reads an error status (the body is already read: JSON, text or undefined). */
+  refusal(status: number, body: unknown, headers: UpstreamResponse['headers']): RefusalInfo;
+  /** Reads a 2xx answer; throws when it cannot (settled unknown). A GatewayError thrown is the client's error. */
+  read(response: UpstreamResponse): Promise<ReadAnswer<Answer>>;
+  /** Streamed calls: the translator of the answer. */
+  stream?(response: UpstreamResponse): StreamReader;
+}
+
+export type CallResult<Answer> =
+  | { ok: true; answer: Answer; attemptId: string }
+  | { ok: false; error: GatewayError; retryable: boolean; outcome: Settlement['outcome'] };
+
+export type StreamResult =
+  | { ok: true; frames: AsyncGenerator<string>; attemptId: string }
+  | { ok: false; error: GatewayError; retryable: boolean; outcome: Settlement['outcome'] };
+
+/** A background call's result, settled later by its job (after its own conditional bookkeeping). */
+export type HeldResult<Answer> =
+  | { kind: 'answered'; answer: Answer; settlement: Settlement }
+  | { kind: 'failed'; error: GatewayError; settlement: Settlement }
+  | { kind: 'aborted' };
+
+/** An attempt held by a background resource (batch, deferred response), settled by id from any process. */
+export interface HeldAttempt {
+  attemptId: string;
+  /** Epoch ms the attempt was reserved (for its duration). */
+  createdAt: number;
+  /** Epoch ms its lease passes (settlement is retried until then). */
+  leaseExpiresAt: number;
+}
+
+type Opened =
+  | { ok: true; response: UpstreamResponse }
+  | { ok: false; error: GatewayError; retryable: boolean; settlement: Settlement }
+  | { ok: false; aborted: true };
+
+const NOTHING = 0;
+
+function settlementOf(
+  outcome: Settlement['outcome'],
+  httpStatus: number | null,
+  errorType: string | null,
+  costMicrosUsd = NOTHING,
+  usage: AttemptUsage | null = null,
+): Settlement {
+  return { outcome, costMicrosUsd, usage, httpStatus, errorType };
+}
+
+/** A transport failure's client error. */
+export function transportError(failure: UpstreamFailure): GatewayError {
+  return new GatewayError(
+    failure.kind === 'timeout' ? 'upstream_timeout' : 'upstream_unavailable',
+    failure.message,
+  );
+}
+
+function localError(error: NotSentError): GatewayError {
+  return error.fault === 'client'
+    ? new GatewayError('invalid_request', `The request cannot be sent upstream: ${error.message}`)
+    : new GatewayError('internal_error', 'The gateway could not build the upstream request.');
+}
+
+function refusalError(info: RefusalInfo): GatewayError {
+  return new GatewayError('upstream_error', info.message, {
+    status: info.status,
+    ...(info.type !== undefined ? { type: info.type } : {}),
+    ...(info.retryAfter !== undefined ? { retryAfter: info.retryAfter } : {}),
+  });
+}
+
+async function readErrorBody(response: UpstreamResponse): Promise<unknown> {
+  let text: string;
+  try {
+    text = await response.body.text();
+  } catch {
+    return undefined;
+  }
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
+}
+
+export class AttemptRunner {
+  readonly observer: AttemptObserver;
+
+  constructor(private readonly ledger: Ledger) {
+    this.observer = ledger.observer;
+  }
+
+  /** Routing skipped a target before any attempt (portable mode). */
+  routedAway(alias: string, connection: string, reason: string): void {
+    this.observer.routedAway(alias, connection, reason);
+  }
+
+  /** Routing moves on from a failed attempt to the next target. */
+  fallback(alias: string, fromConnection: string, toConnection: string, errorType: string): void {
+    this.observer.fallback(alias, fromConnection, toConnection, errorType);
+  }
+
+  /** reserve -> send -> classify -> read -> settle, for a call answered in one piece. */
+  async call<Answer>(
+    plan: AttemptPlan,
+    exchange: UpstreamExchange<Answer>,
+    signal?: AbortSignal,
+  ): Promise<CallResult<Answer>> {
+    const attempt = await this.ledger.reserve(plan);
+    const opened = await this.open(attempt, exchange, signal);
+    if (!opened.ok) {
+      if ('aborted' in opened) {
+        await attempt.settle(settlementOf('unknown', null, 'client_gone'));
+        return {
+          ok: false,
+          error: new GatewayError('upstream_unavailable', 'The client went away.'),
+          retryable: false,
+          outcome: 'unknown',
+        };
+      }
+      await attempt.settle(opened.settlement);
+      return {
+        ok: false,
+        error: opened.error,
+        retryable: opened.retryable,
+        outcome: opened.settlement.outcome,
+      };
+    }
+    const read = await this.read(exchange, opened.response);
+    await attempt.settle(read.settlement, read.kind === 'answered' ? (read.responseModel ?? null) : null);
+    if (read.kind === 'failed')
+      return { ok: false, error: read.error, retryable: read.retryable, outcome: read.settlement.outcome };
+    return { ok: true, answer: read.answer, attemptId: attempt.id };
+  }
+
+  /** reserve -> send -> classify; a 2xx answer streams through the exchange's reader and settles when it ends. */
+  async callStreamed(
+    plan: AttemptPlan,
+    exchange: UpstreamExchange<unknown>,
+    clientSignal: AbortSignal,
+  ): Promise<StreamResult> {
+    const attempt = await this.ledger.reserve(plan);
+    const upstreamAbort = new AbortController();
+    const onClientGone = () => upstreamAbort.abort();
+    clientSignal.addEventListener('abort', onClientGone, { once: true });
+    const opened = await this.open(attempt, exchange, upstreamAbort.signal);
+    if (!opened.ok) {
+      clientSignal.removeEventListener('abort', onClientGone);
+      const settlement =
+        'aborted' in opened ? settlementOf('unknown', null, 'client_gone') : opened.settlement;
+      await attempt.settle(settlement);
+      if ('aborted' in opened)
+        return {
+          ok: false,
+          error: new GatewayError('upstream_unavailable', 'The client went away.'),
+          retryable: false,
+          outcome: 'unknown',
+        };
+      return { ok: false, error: opened.error, retryable: opened.retryable, outcome: settlement.outcome };
+    }
+    const reader = exchange.stream!(opened.response);
+    return {
+      ok: true,
+      attemptId: attempt.id,
+      frames: this.pipe(attempt, opened.response, reader, upstreamAbort, () =>
+        clientSignal.removeEventListener('abort', onClientGone),
+      ),
+    };
+  }
+
+  /**
+   * Reserves an attempt held by a background resource (owned by `job:<resourceId>`, so a restart
+   * does not reap it). Settle it with settleHeld, from whichever process finishes it.
+   */
+  async reserveHeld(plan: AttemptPlan, resourceId: string, leaseMs: number): Promise<HeldAttempt> {
+    const attempt = await this.ledger.reserve(plan, { resourceId, leaseMs });
+    return {
+      attemptId: attempt.id,
+      createdAt: attempt.startedMs,
+      leaseExpiresAt: attempt.startedMs + leaseMs,
+    };
+  }
+
+  /** Settles a held attempt by id. Idempotent in the store: the first settlement wins. */
+  async settleHeld(held: HeldAttempt, settlement: Settlement): Promise<void> {
+    const now = this.ledger.clock.now();
+    await this.ledger.persistSettlement(
+      {
+        attemptId: held.attemptId,
+        state: stateOf(settlement.outcome),
+        outcome: settlement.outcome,
+        costMicrosUsd: Math.min(settlement.costMicrosUsd, Number.MAX_SAFE_INTEGER),
+        usage: settlement.usage,
+        httpStatus: settlement.httpStatus,
+        durationMs: Math.max(0, now - held.createdAt),
+        settledAt: new Date(now).toISOString(),
+      },
+      Math.min(held.leaseExpiresAt, now + this.ledger.settings.leaseMs),
+    );
+  }
+
+  /** Sends and classifies a held attempt's call without settling: its job settles after its own bookkeeping. */
+  async exchangeHeld<Answer>(
+    exchange: UpstreamExchange<Answer>,
+    signal: AbortSignal,
+  ): Promise<HeldResult<Answer>> {
+    const opened = await this.send(exchange, signal, undefined);
+    if (!opened.ok) {
+      if ('aborted' in opened) return { kind: 'aborted' };
+      return { kind: 'failed', error: opened.error, settlement: opened.settlement };
+    }
+    const read = await this.read(exchange, opened.response);
+    if (read.kind === 'failed') {
+      if (read.aborted) return { kind: 'aborted' };
+      return { kind: 'failed', error: read.error, settlement: read.settlement };
+    }
+    return { kind: 'answered', answer: read.answer, settlement: read.settlement };
+  }
+
+  private open(
+    attempt: Attempt,
+    exchange: UpstreamExchange<unknown>,
+    signal: AbortSignal | undefined,
+  ): Promise<Opened> {
+    return this.send(exchange, signal, attempt);
+  }
+
+  /** Sends and classifies everything up to a 2xx answer (whose body is not read yet). */
+  private async send(
+    exchange: UpstreamExchange<unknown>,
+    signal: AbortSignal | undefined,
+    attempt: Attempt | undefined,
+  ): Promise<Opened> {
+    let response: UpstreamResponse;
+    try {
+      response = await (attempt ? attempt.within(() => exchange.send(signal)) : exchange.send(signal));
+    } catch (error) {
+      if (error instanceof NotSentError)
+        return {
+          ok: false,
+          error: localError(error),
+          retryable: false,
+          settlement: settlementOf('not_sent', null, `local_${error.fault}`),
+        };
+      if (!(error instanceof UpstreamFailure)) {
+        // Thrown before the request left (an undici argument check, a bug in a builder): nothing was sent.
+        return {
+          ok: false,
+          error: localError(new NotSentError('gateway', String(error))),
+          retryable: false,
+          settlement: settlementOf('not_sent', null, 'local_gateway'),
+        };
+      }
+      if (error.kind === 'aborted') return { ok: false, aborted: true };
+      return {
+        ok: false,
+        error: transportError(error),
+        retryable: true,
+        settlement: settlementOf(error.kind === 'connect' ? 'not_sent' : 'unknown', null, error.kind),
+      };
+    }
+    attempt?.firstByte();
+    if (response.status >= 200 && response.status < 300) return { ok: true, response };
+    const info = exchange.refusal(response.status, await readErrorBody(response), response.headers);
+    return {
+      ok: false,
+      error: refusalError(info),
+      retryable: info.retryable,
+      settlement: settlementOf(
+        'refused_upstream',
+        response.status,
+        response.status >= 500 ? 'http_5xx' : `http_${response.status}`,
+      ),
+    };
+  }
+
+  private async read<Answer>(
+    exchange: UpstreamExchange<Answer>,
+    response: UpstreamResponse,
+  ): Promise<
+    | { kind: 'answered'; answer: Answer; settlement: Settlement; responseModel?: string | null | undefined }
+    | { kind: 'failed'; error: GatewayError; retryable: boolean; settlement: Settlement; aborted: boolean }
+  > {
+    try {
+      const read = await exchange.read(response);
+      const settlement =
+        read.costMicrosUsd === null
+          ? settlementOf('unknown', response.status, 'no_cost', NOTHING, read.usage)
+          : settlementOf('completed', response.status, null, read.costMicrosUsd, read.usage);
+      return { kind: 'answered', answer: read.answer, settlement, responseModel: read.responseModel };
+    } catch (error) {
+      if (error instanceof UpstreamFailure) {
+        return {
+          kind: 'failed',
+          error: transportError(error),
+          retryable: error.kind !== 'aborted',
+          settlement: settlementOf('unknown', response.status, error.kind),
+          aborted: error.kind === 'aborted',
+        };
+      }
+      // Not retried: the upstream answered 2xx and may have billed.
+      const gatewayError =
+        error instanceof GatewayError
+          ? error
+          : new GatewayError(
+              'upstream_error',
+              `The upstream answer could not be translated: ${(error as Error).message}`,
+            );
+      return {
+        kind: 'failed',
+        error: gatewayError,
+        retryable: false,
+        settlement: settlementOf('unknown', response.status, 'protocol'),
+        aborted: false,
+      };
+    }
+  }
+
+  /** Pipes translated text to the client; settles exactly once however the stream ends. */
+  private async *pipe(
+    attempt: Attempt,
+    response: UpstreamResponse,
+    reader: StreamReader,
+    upstreamAbort: AbortController,
+    detach: () => void,
+  ): AsyncGenerator<string> {
+    let complete = false;
+    // Whether the upstream body ended or failed; false in `finally` means the consumer stopped early.
+    let upstreamEnded = false;
+    let clientGone = false;
+    let protocol = false;
+    const renew = setInterval(
+      () => void attempt.renewLease(),
+      Math.max(1000, Math.floor(this.ledger.settings.leaseMs / 3)),
+    );
+    renew.unref();
+    try {
+      for await (const chunk of response.body) {
+        const text = reader.push(chunk as Buffer);
+        if (text) yield text;
+      }
+      upstreamEnded = true;
+      const ending = reader.end();
+      complete = ending.complete;
+      const text = complete ? ending.text : ending.text + reader.interrupted(undefined);
+      if (text) yield text;
+    } catch (error) {
+      upstreamEnded = true;
+      // Only the client's departure aborts the upstream request before `finally`.
+      clientGone = upstreamAbort.signal.aborted;
+      protocol = !(error instanceof UpstreamFailure);
+      if (!clientGone) {
+        const text = reader.interrupted(error);
+        if (text) yield text;
+      }
+    } finally {
+      clearInterval(renew);
+      detach();
+      if (!upstreamEnded) clientGone = true;
+      const usage = reader.usage();
+      if (complete && usage) {
+        await attempt.settle(settlementOf('completed', 200, null, reader.cost(usage), usage));
+      } else {
+        if (!complete) upstreamAbort.abort();
+        await attempt.settle(
+          settlementOf(
+            'unknown',
+            200,
+            clientGone ? 'client_gone' : protocol ? 'protocol' : 'stream_incomplete',
+            NOTHING,
+            usage,
+          ),
+        );
+      }
+    }
+  }
+}

@@ -1,0 +1,149 @@
+/**
+ * The composition module: every use-case service, the job worker and the object-sweep owners are
+ * built here, once, from the process's infrastructure (configuration, store port, clock, logger,
+ * upstream connections, ledger, object store). app.ts only registers routes on what this returns;
+ * http/ never builds a service nor imports an adapter.
+ */
+import type { Logger } from 'pino';
+import type { Config } from '../config/schema.js';
+import { BatchJob } from '../experimental/batches/job.js';
+import { BatchService } from '../experimental/batches/service.js';
+import { FilesService } from '../experimental/files/files-service.js';
+import { SideEndpointsService } from '../experimental/media/side-endpoints-service.js';
+import { ResponseRunner } from '../experimental/responses/runner.js';
+import { RunningCalls } from '../experimental/responses/running-calls.js';
+import { ResponsesService } from '../experimental/responses/service.js';
+import type { Upstreams } from '../gateway/connections.js';
+import { CountTokensService } from '../gateway/messages/count-tokens-service.js';
+import { MessagesService } from '../gateway/messages/messages-service.js';
+import { KeysService } from '../governance/keys-service.js';
+import { RateLimiter } from '../governance/rate-limit.js';
+import { GovernanceService } from '../governance/service.js';
+import { Authenticator } from '../http/auth.js';
+import { JobWorker } from '../jobs/worker.js';
+import { type AttemptObserver, noAttemptObserver } from '../ledger/attempt-observer.js';
+import { AttemptRunner } from '../ledger/attempt-runner.js';
+import { Ledger } from '../ledger/ledger.js';
+import { projectCapsFrom } from '../ledger/spend-caps.js';
+import type { Clock } from '../lib/clock.js';
+import { LocalFolderObjectStore } from '../objects/local-folder.js';
+import { objectsFolder } from '../objects/open-objects.js';
+import type { ObjectStore } from '../objects/port.js';
+import type { ObjectOwner } from '../objects/sweep.js';
+import type { Store } from '../store/port.js';
+
+export interface AppDeps {
+  config: Config;
+  store: Store;
+  clock: Clock;
+  logger: Logger;
+  upstreams: Upstreams;
+  ledger: Ledger;
+  /** Private object store (files, spools, sealed objects); default: the local folder of the configuration. */
+  objects?: ObjectStore;
+}
+
+export interface Services {
+  authenticator: Authenticator;
+  governance: GovernanceService;
+  rateLimiter: RateLimiter;
+  keys: KeysService;
+  messages: MessagesService;
+  countTokens: CountTokensService;
+  files: FilesService;
+  side: SideEndpointsService;
+  responses: ResponsesService;
+  batches: BatchService;
+  /** Runs batches and deferred responses; started when the app listens, stopped when it closes. */
+  worker: JobWorker;
+}
+
+/** The ledger of a process: reservations, settlements and the lease reaper over the store. */
+export function composeLedger(
+  store: Store,
+  clock: Clock,
+  logger: Logger,
+  config: Config,
+  observer: AttemptObserver = noAttemptObserver,
+): Ledger {
+  return new Ledger(
+    store,
+    clock,
+    logger,
+    {
+      leaseMs: config.ledger.lease_seconds * 1000,
+      reaperIntervalMs: config.ledger.reaper_interval_seconds * 1000,
+      projectCaps: projectCapsFrom(config.projects),
+    },
+    observer,
+  );
+}
+
+export function composeServices(appDeps: AppDeps): Services {
+  const base = {
+    ...appDeps,
+    objects: appDeps.objects ?? new LocalFolderObjectStore({ root: objectsFolder(appDeps.config) }),
+  };
+  const runner = new AttemptRunner(appDeps.ledger);
+  const deps = { ...base, runner };
+  const { config, store, clock, upstreams, ledger } = deps;
+  const running = new RunningCalls();
+  const responses = new ResponsesService({ ...deps, running });
+  const responseRunner = new ResponseRunner({ ...deps, running });
+  const batches = new BatchService(deps);
+  const batchJob = new BatchJob(deps);
+  const jobs = config.jobs;
+  const worker = new JobWorker(
+    store.jobs,
+    {
+      batch: (job, context) => batchJob.run(job, context),
+      response: (job, context) => responseRunner.run(job, context),
+    },
+    clock,
+    deps.logger,
+    {
+      pollIntervalMs: jobs.poll_interval_ms,
+      leaseMs: jobs.lease_ms,
+      concurrency: jobs.concurrency,
+      reclaimOnStart: store.kind === 'sqlite',
+    },
+    [
+      {
+        name: 'deferred responses',
+        intervalMs: jobs.sweep_interval_ms,
+        run: async () => void (await responses.sweep()),
+      },
+      { name: 'batches', intervalMs: jobs.sweep_interval_ms, run: async () => void (await batches.sweep()) },
+    ],
+  );
+  const authenticator = new Authenticator(store, clock, config.auth.key_cache_ms);
+  return {
+    authenticator,
+    governance: new GovernanceService({
+      store,
+      clock,
+      config,
+      pendingFor: (runId) => ledger.pendingFor(runId),
+    }),
+    rateLimiter: new RateLimiter(clock),
+    keys: new KeysService({ store, clock, config, onRevoked: (keyId) => authenticator.forget(keyId) }),
+    messages: new MessagesService({ config, upstreams, runner }),
+    countTokens: new CountTokensService(upstreams, runner),
+    files: new FilesService({ config, store, objects: deps.objects, upstreams, clock }),
+    side: new SideEndpointsService({ config, upstreams, runner, objects: deps.objects }),
+    responses,
+    batches,
+    worker,
+  };
+}
+
+/** Every feature that keeps objects, as sweep owners (objects/sweep.ts). Add a feature's owner here. */
+export function objectOwners(deps: {
+  config: Config;
+  store: Store;
+  objects: ObjectStore;
+  upstreams: Upstreams;
+  clock: Clock;
+}): ObjectOwner[] {
+  return [new FilesService(deps).sweepOwner(), SideEndpointsService.sweepOwner()];
+}
