@@ -15,9 +15,11 @@ import { registerBodyParsers } from './http/body.js';
 import { registerErrorHandling } from './http/errors.js';
 import { registerGovernanceRoutes } from './http/governance-routes.js';
 import { registerHealthRoutes } from './http/health-routes.js';
+import { registerInputGuard } from './http/input-guard.js';
 import { registerMessagesRoutes } from './http/messages-routes.js';
 import { registerResourceRoutes } from './http/resource-routes.js';
 import { registerResponsesRoutes } from './http/responses-routes.js';
+import { answerClientError, applyIdlePolicy, serverCreationOptions } from './http/socket-limits.js';
 import { randomBase32 } from './lib/ids.js';
 import { type AppDeps, composeServices } from './startup/compose.js';
 
@@ -48,14 +50,13 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
         .header('request-id', String(request.id))
         .send(rendered.body);
     },
-    clientErrorHandler: (_error, socket) => {
-      if (socket.writable)
-        socket.end(
-          'HTTP/1.1 400 Bad Request\r\ncontent-type: application/json\r\nconnection: close\r\n\r\n{"error":{"code":"invalid_request","message":"Malformed HTTP request."}}',
-        );
-    },
+    clientErrorHandler: answerClientError,
+    http: serverCreationOptions(deps.config.listen.timeouts),
+    requestTimeout: deps.config.listen.timeouts.request_ms,
+    keepAliveTimeout: deps.config.listen.timeouts.keep_alive_ms,
     forceCloseConnections: 'idle',
   });
+  applyIdlePolicy(app.server, deps.config.listen.timeouts);
   app.addHook('onRequest', async (request, reply) => {
     reply.header('request-id', request.id);
   });
@@ -71,6 +72,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     );
   });
   registerBodyParsers(app);
+  registerInputGuard(app);
   registerErrorHandling(app);
 
   const services = composeServices(deps);

@@ -59,7 +59,7 @@ async function serve(option: string | undefined): Promise<void> {
   const config = load(option);
   const logger = createLogger(config.logging.level);
   const gateway = await startGateway({ config, environment: process.env, logger });
-  process.stderr.write(banner(gateway.url, config));
+  process.stderr.write(banner(gateway.url, config, gateway.quickstartSecret !== undefined));
   let stopping = false;
   const stop = (signal: string) => {
     if (stopping) {
@@ -81,9 +81,11 @@ async function serve(option: string | undefined): Promise<void> {
   process.on('SIGINT', () => stop('SIGINT'));
 }
 
-function banner(url: string, config: Config): string {
+function banner(url: string, config: Config, quickstartUsable: boolean): string {
   const lines = [`\nsvc gateway listening on ${url} (store: ${config.store.kind})`];
-  if (config.quickstart) {
+  if (config.quickstart && !quickstartUsable) {
+    lines.push('The quick-start Gateway Key cannot be used from this process (see the warning above).');
+  } else if (config.quickstart) {
     const keyFile = config.quickstart.key_file;
     lines.push(
       `Quick-start Gateway Key (all scopes, project ${config.quickstart.project}) is in ${keyFile}. Try:`,

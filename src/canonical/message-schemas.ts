@@ -16,6 +16,8 @@ export const MAX_TOKENS_LIMIT = 2_147_483_647;
 export const MAX_MESSAGES = 100_000;
 export const MAX_STOP_SEQUENCES = 64;
 export const MIN_THINKING_BUDGET = 1024;
+/** top_k bound: a 32-bit signed integer, what the upstream wires carry (1e300 is an "integer" to JSON Schema). */
+export const MAX_TOP_K = 2_147_483_647;
 
 const ajv = new Ajv({
   allErrors: false,
@@ -192,7 +194,7 @@ const Thinking = tagged([
   T.Object(
     {
       type: T.Literal('enabled'),
-      budget_tokens: T.Integer({ minimum: MIN_THINKING_BUDGET }),
+      budget_tokens: T.Integer({ minimum: MIN_THINKING_BUDGET, maximum: MAX_TOKENS_LIMIT }),
       display: ThinkingDisplay,
     },
     { additionalProperties: false },
@@ -237,7 +239,7 @@ const MessagesTopLevel = T.Object(
     stop_sequences: T.Optional(T.Array(NonEmpty, { maxItems: MAX_STOP_SEQUENCES })),
     temperature: T.Optional(T.Number({ minimum: 0, maximum: 1 })),
     top_p: T.Optional(T.Number({ minimum: 0, maximum: 1 })),
-    top_k: T.Optional(T.Integer({ minimum: 0 })),
+    top_k: T.Optional(T.Integer({ minimum: 0, maximum: MAX_TOP_K })),
     tools: sharedFields.tools,
     tool_choice: sharedFields.tool_choice,
     thinking: sharedFields.thinking,

@@ -22,7 +22,14 @@ export function checkConfigSemantics(config: Config, environment: NodeJS.Process
     ...checkModels(config),
     ...checkEndpoints(config),
     ...checkResourceDefaults(config),
+    ...checkListen(config),
   ];
+}
+
+/** Node refuses a headers timeout longer than the whole-request timeout. */
+function checkListen(config: Config): string[] {
+  const { headers_ms, request_ms } = config.listen.timeouts;
+  return headers_ms > request_ms ? ['/listen/timeouts/headers_ms: must not exceed request_ms'] : [];
 }
 
 function duplicates(values: string[]): string[] {

@@ -176,6 +176,16 @@ export const ConfigSchema = T.Object(
       {
         host: T.String({ default: '127.0.0.1' }),
         port: T.Integer({ minimum: 0, maximum: 65535, default: 8080 }),
+        /** Client socket bounds (src/http/socket-limits.ts); responses (streams) are never cut by them. */
+        timeouts: T.Object(
+          {
+            headers_ms: T.Integer({ minimum: 100, default: 20_000 }),
+            request_ms: T.Integer({ minimum: 100, default: 600_000 }),
+            keep_alive_ms: T.Integer({ minimum: 100, default: 72_000 }),
+            idle_ms: T.Integer({ minimum: 100, default: 30_000 }),
+          },
+          { additionalProperties: false, default: {} },
+        ),
       },
       { additionalProperties: false, default: {} },
     ),

@@ -1,6 +1,6 @@
 /**
- * Body parsing for every route: JSON bodies are parsed here (a parse failure is a 400 in the
- * route's own dialect); any other content type arrives as a raw Buffer for the route to refuse or
+ * Body parsing for every route: JSON bodies are parsed here (a parse failure, or text the stores
+ * cannot hold (input-guard.ts), is a 400 in the route's own dialect); any other content type arrives as a raw Buffer for the route to refuse or
  * stream. Multipart routes register their own parser.
  *
  * Limits, checked before parsing and so before any validation, whether the body came with a
@@ -10,6 +10,7 @@
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { GatewayError } from '../errors/gateway-error.js';
+import { checkJsonBody } from './input-guard.js';
 
 /** The deepest nesting of arrays and objects a JSON body may have (docs/decisions.md, issue 9). */
 export const MAX_JSON_DEPTH = 128;
@@ -67,11 +68,18 @@ export function registerBodyParsers(app: FastifyInstance): void {
         undefined,
       );
     }
+    let parsed: unknown;
     try {
-      done(null, JSON.parse(body));
+      parsed = JSON.parse(body);
     } catch {
-      done(new GatewayError('invalid_request', 'The request body is not valid JSON.'), undefined);
+      return done(new GatewayError('invalid_request', 'The request body is not valid JSON.'), undefined);
     }
+    try {
+      checkJsonBody(body, parsed, request.url);
+    } catch (error) {
+      return done(error as GatewayError, undefined);
+    }
+    done(null, parsed);
   });
   app.addContentTypeParser('*', { parseAs: 'buffer' }, (_request, body, done) => done(null, body));
 }

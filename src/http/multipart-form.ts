@@ -6,10 +6,12 @@
  * byte above the configured upload limit, so the object store (which counts) is what refuses a
  * file one byte too large; a Content-Length far beyond the limit is refused before reading.
  */
+import { finished, PassThrough, type Readable } from 'node:stream';
 import multipart from '@fastify/multipart';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { GatewayError } from '../errors/gateway-error.js';
 import type { FormPart } from '../gateway/form-parts.js';
+import { checkText } from './input-guard.js';
 
 const FIELD_BYTES = 64 * 1024;
 const MAX_FIELDS = 16;
@@ -56,22 +58,47 @@ function partsError(error: unknown): unknown {
     case 'FST_INVALID_JSON_FIELD_ERROR':
       return new GatewayError('invalid_request', (error as Error).message);
     default:
-      return error instanceof Error && /multipart|boundary|terminated early/i.test(error.message)
+      return error instanceof Error && /multipart|boundary|terminated early|end of form/i.test(error.message)
         ? new GatewayError('invalid_request', `Malformed multipart body: ${error.message}`)
         : error;
   }
 }
 
+/**
+ * The file part's content as the use case reads it. A body that ends before the closing boundary
+ * leaves busboy's file stream closed without an end: that is the client's malformed upload (400),
+ * not the store's or the object store's failure.
+ */
+function untilClosingBoundary(file: Readable, field: string): Readable {
+  const content = new PassThrough();
+  // A part the use case refused before reading it has no reader: its error must not be unhandled
+  // (a reader that comes later still sees it, as the stream's `errored`).
+  content.on('error', () => {});
+  // pipe(), unlike pipeline(), leaves `content` alive on a source error, so it carries ours instead.
+  finished(file, (error) => {
+    if (error === undefined || error === null) return;
+    content.destroy(
+      new GatewayError('invalid_request', `${field}: the upload ended before the form's closing boundary`, {
+        param: field,
+      }),
+    );
+  });
+  file.pipe(content);
+  return content;
+}
+
 export async function* formParts(request: FastifyRequest): AsyncIterable<FormPart> {
   try {
     for await (const part of request.parts()) {
+      checkText(part.fieldname, 'form field name');
       if (part.type === 'file') {
+        checkText(part.filename, `${part.fieldname}: file name`);
         yield {
           kind: 'file',
           name: part.fieldname,
           filename: part.filename,
           contentType: part.mimetype,
-          content: part.file,
+          content: untilClosingBoundary(part.file, part.fieldname),
         };
         continue;
       }
@@ -80,6 +107,7 @@ export async function* formParts(request: FastifyRequest): AsyncIterable<FormPar
           param: part.fieldname,
         });
       }
+      checkText(String(part.value), part.fieldname);
       yield { kind: 'field', name: part.fieldname, value: String(part.value) };
     }
   } catch (error) {

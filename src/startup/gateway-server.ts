@@ -18,7 +18,7 @@ import { openObjectStore } from '../objects/open-objects.js';
 import { type Sweeper, startObjectSweeper } from '../objects/sweeper.js';
 import { startSimulator } from '../simulator/server.js';
 import type { Store } from '../store/port.js';
-import { bootstrapStore, ensureQuickstartKey } from './bootstrap.js';
+import { bootstrapStore, ensureQuickstartKey, QUICKSTART_KEY_ID } from './bootstrap.js';
 import { composeLedger, objectOwners } from './compose.js';
 import { openStore } from './open-store.js';
 
@@ -54,10 +54,14 @@ export async function startGateway(options: StartOptions): Promise<RunningGatewa
   const upstreams = buildUpstreams(config, environment);
   const ledger = composeLedger(store, clock, logger, config);
   try {
-    await bootstrapStore(store, config, environment);
-    const quickstartSecret = config.quickstart
+    const { revokedConfiguredKeys } = await bootstrapStore(store, config, environment);
+    for (const id of revokedConfiguredKeys)
+      logger.warn({ key: id }, 'configured Gateway Key is revoked in the store and stays revoked');
+    const quickstart = config.quickstart
       ? await ensureQuickstartKey(store, config.quickstart.key_file, config.quickstart.project)
       : undefined;
+    if (quickstart?.problem) logger.warn({ key: QUICKSTART_KEY_ID }, quickstart.problem);
+    const quickstartSecret = quickstart?.secret;
     await ledger.startReaper(store.kind === 'sqlite');
     const app = await buildApp({ config, store, clock, logger, upstreams, ledger, objects });
     sweeper = startObjectSweeper({

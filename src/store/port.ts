@@ -265,8 +265,13 @@ export interface Store {
 
   // keys
   createKey(key: NewKey): Promise<void>;
-  /** Inserts or updates a key declared in configuration (same id: hash and scopes replaced). */
+  /**
+   * Inserts or updates a key declared in configuration (same id: project, hash, scopes and label
+   * replaced). A revocation is never undone here: a revoked configured key stays revoked.
+   */
   upsertConfiguredKey(key: NewKey): Promise<void>;
+  /** Inserts the key unless one with its id exists (then nothing changes); true when inserted. */
+  insertKeyIfAbsent(key: NewKey): Promise<boolean>;
   findKeyByHash(secretHash: string): Promise<KeyRecord | undefined>;
   listKeys(projectId?: string): Promise<KeyRecord[]>;
   /** Returns false when no such key exists. */

@@ -155,7 +155,7 @@ function spawnOnce(options: GatewayProcessOptions, port: number, attempt: number
   const config = {
     logging: { level: 'warn' },
     ...options.config,
-    listen: { host: '127.0.0.1', port },
+    listen: { ...(options.config.listen as object | undefined), host: '127.0.0.1', port },
     quickstart: { key_file: key.path, project },
   };
   const configFile = join(options.folder, `${name}-${process.pid}-${port}-${attempt}.yaml`);

@@ -74,7 +74,7 @@ export async function startTestGateway(options: TestGatewayOptions = {}): Promis
     raw.data_dir = folder;
   } else {
     if (options.databaseUrl === undefined) {
-      const { createTestDatabase } = await import('./postgres.js');
+      const { createTestDatabase } = await import('./postgres-database.js');
       const database = await createTestDatabase();
       cleanups.push(() => database.drop());
       environment.SVC_TEST_DATABASE_URL = database.url;

@@ -147,6 +147,32 @@ export function defineStoreContract(name: string, open: () => Promise<StoreHarne
       expect((await store.listKeys(PROJECT)).map((key) => key.id)).toEqual(['key_x']);
     });
 
+    it('never undoes the revocation of a configured key, and inserts a key only once', async () => {
+      const configured = {
+        id: 'key_conf',
+        projectId: PROJECT,
+        secretHash: 'hc1',
+        scopes: ['inference'],
+        label: null,
+        createdAt: iso(),
+      };
+      await store.upsertConfiguredKey(configured);
+      expect(await store.revokeKey('key_conf', iso(1))).toBe(true);
+      await store.upsertConfiguredKey({
+        ...configured,
+        secretHash: 'hc2',
+        scopes: ['inference', 'run:attach'],
+      });
+      expect(await store.findKeyByHash('hc2')).toMatchObject({
+        scopes: ['inference', 'run:attach'],
+        revokedAt: iso(1),
+      });
+      expect(await store.insertKeyIfAbsent({ ...configured, id: 'key_once', secretHash: 'ho1' })).toBe(true);
+      expect(await store.insertKeyIfAbsent({ ...configured, id: 'key_once', secretHash: 'ho2' })).toBe(false);
+      expect((await store.findKeyByHash('ho1'))?.id).toBe('key_once');
+      expect(await store.findKeyByHash('ho2')).toBeUndefined();
+    });
+
     it('keeps every version of a synced definition', async () => {
       const base = {
         projectId: PROJECT,

@@ -9,6 +9,7 @@
  * unhandled one crashes the process. The pool has already discarded that client.
  */
 import pg from 'pg';
+import { guardPoolClients } from './client-errors.js';
 
 export interface PostgresOptions {
   connectionString: string;
@@ -46,6 +47,6 @@ export function createPool(options: PostgresOptions): PoolSettings {
     idle_in_transaction_session_timeout: Math.max(10_000, 2 * statementTimeoutMs),
     query_timeout: statementTimeoutMs + 1000,
   });
-  pool.on('error', (error) => options.onIdleError?.(error));
+  guardPoolClients(pool, (error) => options.onIdleError?.(error));
   return { pool, lockTimeoutMs };
 }

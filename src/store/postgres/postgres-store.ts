@@ -183,6 +183,15 @@ export class PostgresStore implements Store {
     );
   }
 
+  async insertKeyIfAbsent(key: NewKey): Promise<boolean> {
+    const result = await this.query(
+      `INSERT INTO gateway_keys (id, project_id, secret_hash, scopes, label, created_at) VALUES ($1, $2, $3, $4, $5, $6)
+       ON CONFLICT (id) DO NOTHING`,
+      [key.id, key.projectId, key.secretHash, JSON.stringify(key.scopes), key.label, key.createdAt],
+    );
+    return result.rowCount === 1;
+  }
+
   async findKeyByHash(secretHash: string): Promise<KeyRecord | undefined> {
     const row = (await this.query('SELECT * FROM gateway_keys WHERE secret_hash = $1', [secretHash])).rows[0];
     return row ? keyFromRow(row) : undefined;

@@ -208,6 +208,17 @@ export class SqliteStore implements Store {
     });
   }
 
+  async insertKeyIfAbsent(key: NewKey): Promise<boolean> {
+    return this.transaction(
+      () =>
+        this.sql(
+          `INSERT INTO gateway_keys (id, project_id, secret_hash, scopes, label, created_at) VALUES (?, ?, ?, ?, ?, ?)
+           ON CONFLICT (id) DO NOTHING`,
+        ).run(key.id, key.projectId, key.secretHash, JSON.stringify(key.scopes), key.label, key.createdAt)
+          .changes === 1,
+    );
+  }
+
   async findKeyByHash(secretHash: string): Promise<KeyRecord | undefined> {
     const row = this.read(() => this.sql('SELECT * FROM gateway_keys WHERE secret_hash = ?').get(secretHash));
     return row ? keyFromRow(row as Row) : undefined;

@@ -1,0 +1,67 @@
+/**
+ * Bounds on client sockets, so clients that never send, never read or never close cannot hold file
+ * descriptors and memory (issue 10). Four timeouts (`listen.timeouts`, docs/configuration.md):
+ * - headers_ms: Node's headersTimeout, complete request headers (slowloris) -> 408 and close;
+ * - request_ms: Node's requestTimeout, the complete request *received* (headers and body). It
+ *   never covers the response, so an SSE answer may last as long as its upstream streams; it is
+ *   long by default because it also bounds an upload's total duration;
+ * - keep_alive_ms: an idle keep-alive connection after a response;
+ * - idle_ms: no byte moved on the socket for this long. A connection with no request in flight
+ *   (opened and never used, or a half-open client) is destroyed; so is one whose response waits on
+ *   a client that stopped reading (bytes queued in the socket). A request waiting on its upstream
+ *   (a silent stream, a slow non-streamed answer) is left alone: the connection's upstream
+ *   timeouts bound it and end the response.
+ * Node checks headers_ms and request_ms on a timer; it runs every second here (Node's default is
+ * 30 s, which would let slow-header sockets live half a minute past their deadline).
+ */
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
+
+export interface SocketTimeouts {
+  headers_ms: number;
+  request_ms: number;
+  keep_alive_ms: number;
+  idle_ms: number;
+}
+
+/** The part of the limits Node takes when the server is created (Fastify's `http` option). */
+export function serverCreationOptions(timeouts: SocketTimeouts) {
+  return {
+    headersTimeout: timeouts.headers_ms,
+    requestTimeout: timeouts.request_ms,
+    keepAliveTimeout: timeouts.keep_alive_ms,
+    connectionsCheckingInterval: Math.min(1000, timeouts.headers_ms),
+  };
+}
+
+/** Installs the idle policy (see the header) on a created server. */
+export function applyIdlePolicy(server: Server, timeouts: SocketTimeouts): void {
+  const inFlight = new WeakMap<Socket, number>();
+  server.on('request', (request: IncomingMessage, response: ServerResponse) => {
+    const socket = request.socket;
+    inFlight.set(socket, (inFlight.get(socket) ?? 0) + 1);
+    response.once('close', () => inFlight.set(socket, (inFlight.get(socket) ?? 1) - 1));
+  });
+  server.setTimeout(timeouts.idle_ms);
+  // A 'timeout' listener replaces Node's default (destroy every timed-out socket).
+  server.on('timeout', (socket: Socket) => {
+    const busy = (inFlight.get(socket) ?? 0) > 0;
+    if (!busy || socket.writableLength > 0) socket.destroy();
+  });
+}
+
+const MALFORMED =
+  'HTTP/1.1 400 Bad Request\r\ncontent-type: application/json\r\nconnection: close\r\n\r\n' +
+  '{"error":{"code":"invalid_request","message":"Malformed HTTP request."}}';
+
+/** Answers malformed HTTP with a plain 400 and always frees the socket, even if the client never reads. */
+export function answerClientError(_error: Error, socket: Socket): void {
+  if (socket.destroyed) return;
+  if (!socket.writable) {
+    socket.destroy();
+    return;
+  }
+  socket.end(MALFORMED, () => socket.destroy());
+  // A client that does not read may keep the answer from flushing: free the socket anyway.
+  setTimeout(() => socket.destroy(), 1000).unref();
+}

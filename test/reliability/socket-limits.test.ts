@@ -1,0 +1,143 @@
+/**
+ * Hostile and careless clients cannot hold the gateway's sockets (issue 10). A real gateway process
+ * with short `listen.timeouts`; its open file descriptors are counted in /proc/<pid>/fd.
+ * - idle clients (connect, send nothing), slow-header clients (slowloris: a header byte every
+ *   200 ms), half-open clients (a request, then FIN on their side, never reading), clients that
+ *   pipeline requests and never read the answers, and clients that send malformed HTTP and never
+ *   read or close: all of their server-side descriptors are released within the timeouts, and the
+ *   process's memory stays bounded;
+ * - meanwhile an SSE answer that lasts several times request_ms, with upstream pauses longer than
+ *   idle_ms, is delivered whole: the timeouts never cut a response.
+ */
+import { readdirSync, readFileSync } from 'node:fs';
+import { connect, type Socket } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type Simulator, startSimulator } from '../../src/simulator/server.js';
+import {
+  type GatewayProcess,
+  reliabilityProjects,
+  startGatewayProcess,
+  stopAllGatewayProcesses,
+  tempFolder,
+} from '../support/gateway-process.js';
+import { call, eventually } from './support.js';
+
+const TIMEOUTS = { headers_ms: 500, request_ms: 800, keep_alive_ms: 500, idle_ms: 600 };
+const EACH = 100;
+const PRICE = { input_per_mtok_micros: 3_000_000, output_per_mtok_micros: 15_000_000 };
+
+// /proc/<pid>/fd is Linux's; elsewhere the suite is skipped.
+describe.skipIf(process.platform !== 'linux')(
+  'reliability: client sockets are bounded by the listen timeouts',
+  () => {
+    const folder = tempFolder('sockets');
+    let simulator: Simulator;
+    let gateway: GatewayProcess;
+    const sockets: Socket[] = [];
+
+    beforeAll(async () => {
+      simulator = await startSimulator({ port: 0 });
+      gateway = await startGatewayProcess({
+        name: 'sockets',
+        folder: folder.path,
+        config: {
+          listen: { timeouts: TIMEOUTS },
+          store: { kind: 'sqlite', sqlite: { path: `${folder.path}/svc.db` } },
+          data_dir: folder.path,
+          projects: reliabilityProjects(),
+          connections: [
+            {
+              name: 'sim-vendora',
+              profile: 'vendora.messages.2023-06-01',
+              base_url: simulator.url,
+              auth: { scheme: 'none' },
+              timeouts: { connect_ms: 2000, first_byte_ms: 5000, idle_ms: 5000 },
+            },
+          ],
+          models: [{ alias: 'sim', targets: [{ connection: 'sim-vendora', model: 'up-sim', price: PRICE }] }],
+        },
+      });
+    }, 60_000);
+
+    afterAll(async () => {
+      for (const socket of sockets) socket.destroy();
+      await gateway?.stop();
+      await stopAllGatewayProcesses();
+      await simulator?.close();
+      folder.remove();
+    });
+
+    const descriptors = () => readdirSync(`/proc/${gateway.pid}/fd`).length;
+    const rssMiB = () =>
+      Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${gateway.pid}/status`, 'utf8'))?.[1]) / 1024;
+
+    function open(onConnect: (socket: Socket) => void): Promise<void> {
+      return new Promise((done) => {
+        const socket = connect({ host: '127.0.0.1', port: gateway.port, allowHalfOpen: true }, () => {
+          onConnect(socket);
+          done();
+        });
+        socket.on('error', () => {});
+        socket.pause(); // never read
+        sockets.push(socket);
+      });
+    }
+
+    function slowloris(socket: Socket): void {
+      socket.write('GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n');
+      const timer = setInterval(() => {
+        if (socket.destroyed || socket.writableEnded) return clearInterval(timer);
+        socket.write('X');
+      }, 200);
+      socket.on('close', () => clearInterval(timer));
+    }
+
+    it('releases every hostile socket within the timeouts while a long stream is delivered whole', async () => {
+      // Warm up (first request paths loaded), then measure the baseline.
+      expect((await call(gateway.url, 'GET', '/svc/v1/openapi.json')).status).toBe(200);
+      await new Promise((done) => setTimeout(done, TIMEOUTS.keep_alive_ms + 500));
+      const baseline = { descriptors: descriptors(), rss: rssMiB() };
+
+      // The stream: upstream pauses (700 ms) longer than idle_ms, total several times request_ms.
+      simulator.setBehaviour({ eventDelayMs: 700, deltas: 2 });
+      const started = performance.now();
+      const stream = call(gateway.url, 'POST', '/v1/messages', {
+        headers: { 'x-api-key': gateway.key, 'vendora-version': '2023-06-01' },
+        body: { model: 'sim', max_tokens: 32, stream: true, messages: [{ role: 'user', content: 'Hi' }] },
+        timeoutMs: 60_000, // about 8 s on an idle machine; generous for a loaded runner
+      });
+
+      const pipelined = 'GET /svc/v1/openapi.json HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n'.repeat(200);
+      await Promise.all([
+        ...Array.from({ length: EACH }, () => open(() => {})),
+        ...Array.from({ length: EACH }, () => open(slowloris)),
+        ...Array.from({ length: EACH }, () =>
+          open((socket) => socket.end('GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n')),
+        ),
+        ...Array.from({ length: EACH }, () => open((socket) => socket.write(pipelined))),
+        ...Array.from({ length: EACH }, () => open((socket) => socket.write('HELLO WORLD\r\n\r\n'))),
+      ]);
+      const peak = descriptors();
+      expect(peak).toBeGreaterThan(baseline.descriptors + 2 * EACH);
+
+      const settledMs = await eventually(
+        async () => (descriptors() <= baseline.descriptors + 3 ? performance.now() - started : undefined),
+        30_000,
+        `descriptors back to the baseline (${baseline.descriptors}; now ${descriptors()})`,
+      );
+      const rss = rssMiB();
+      const answer = await stream;
+      const streamMs = performance.now() - started;
+      console.info(
+        `[socket limits] fds baseline ${baseline.descriptors}, peak ${peak}, back in ${Math.round(settledMs)} ms; ` +
+          `RSS ${baseline.rss.toFixed(0)} -> ${rss.toFixed(0)} MiB; stream lasted ${Math.round(streamMs)} ms`,
+      );
+      expect(rss - baseline.rss).toBeLessThan(96);
+      expect(answer.status).toBe(200);
+      expect(answer.body.text).toContain('event: message_stop');
+      expect(streamMs).toBeGreaterThan(3 * TIMEOUTS.request_ms);
+      expect(gateway.alive()).toBe(true);
+      expect((await call(gateway.url, 'GET', '/healthz')).status).toBe(200);
+    }, 120_000);
+  },
+);
