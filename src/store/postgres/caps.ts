@@ -10,8 +10,20 @@
  * Runs, then counters. A batch of reservations can use the same three steps for the whole batch.
  */
 import type pg from 'pg';
-import type { CounterKey, SpendCaps } from '../../ledger/spend-caps.js';
-import { type CounterSettlement, type CounterUsage, counterId, counterOrder } from '../cap-tally.js';
+import {
+  type CapCounter,
+  type CounterKey,
+  reservationCounters,
+  type SpendCaps,
+} from '../../ledger/spend-caps.js';
+import {
+  CapTally,
+  type CounterSettlement,
+  type CounterUsage,
+  counterId,
+  counterOrder,
+} from '../cap-tally.js';
+import type { ReserveInput } from '../port.js';
 import type { Row } from '../rows.js';
 
 type Client = pg.PoolClient;
@@ -103,4 +115,24 @@ export async function settleCountersIn(
       settlements.map((settlement) => settlement.committed),
     ],
   );
+}
+
+/**
+ * The caps of a batch of reservations (one or many, in arrival order): reads the keys' caps, locks
+ * every counter the batch can touch, and returns the tally to decide each reservation with (after
+ * its Run) plus each reservation's counters, in refusal order.
+ */
+export async function prepareCapsIn(
+  client: Client,
+  inputs: readonly ReserveInput[],
+): Promise<{ tally: CapTally; counters: CapCounter[][] }> {
+  const keyCaps = await keyCapsIn(
+    client,
+    inputs.map((input) => input.keyId),
+  );
+  const counters = inputs.map((input) =>
+    reservationCounters(input.projectId, input.projectCaps, input.keyId, keyCaps.get(input.keyId), input.now),
+  );
+  const all = counters.flat();
+  return { tally: new CapTally(all.length === 0 ? new Map() : await lockCountersIn(client, all)), counters };
 }

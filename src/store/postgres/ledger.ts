@@ -16,17 +16,12 @@
  * Lock order everywhere: attempt, then Run, then spend counters (counterOrder).
  */
 import type pg from 'pg';
-import {
-  type CounterKey,
-  counterKeys,
-  recordedCounters,
-  reservationCounters,
-} from '../../ledger/spend-caps.js';
-import { CapTally, counterSettlements } from '../cap-tally.js';
+import { type CounterKey, counterKeys, recordedCounters } from '../../ledger/spend-caps.js';
+import { counterSettlements } from '../cap-tally.js';
 import type { ReserveInput, SettleInput } from '../port.js';
 import { type Row, runFromRow } from '../rows.js';
 import { reserveFailure, settlementAmounts } from '../rules.js';
-import { addReservationsIn, keyCapsIn, lockCountersIn, settleCountersIn } from './caps.js';
+import { addReservationsIn, prepareCapsIn, settleCountersIn } from './caps.js';
 
 export async function reserveIn(client: pg.PoolClient, input: ReserveInput): Promise<void> {
   if (input.runId !== null) {
@@ -46,20 +41,14 @@ export async function reserveIn(client: pg.PoolClient, input: ReserveInput): Pro
       throw reserveFailure(row ? runFromRow(row) : undefined, nowIso, input.reservationMicrosUsd);
     }
   }
-  const counters = reservationCounters(
-    input.projectId,
-    input.projectCaps,
-    input.keyId,
-    (await keyCapsIn(client, [input.keyId])).get(input.keyId),
-    input.now,
-  );
-  if (counters.length > 0) {
-    const tally = new CapTally(await lockCountersIn(client, counters));
-    const refusal = tally.refusal(counters, input.reservationMicrosUsd);
-    if (refusal) throw refusal; // rolls the Run's reservation back with the transaction
-    tally.take(counters, input.reservationMicrosUsd);
-    await addReservationsIn(client, tally.reservations());
-  }
+  const {
+    tally,
+    counters: [counters = []],
+  } = await prepareCapsIn(client, [input]);
+  const refusal = tally.refusal(counters, input.reservationMicrosUsd);
+  if (refusal) throw refusal; // rolls the Run's reservation back with the transaction
+  tally.take(counters, input.reservationMicrosUsd);
+  await addReservationsIn(client, tally.reservations());
   await client.query(
     `INSERT INTO attempts (id, project_id, key_id, run_id, state, reservation, lease_expires_at, owner, endpoint, alias,
        connection, profile, upstream_model, created_at, cap_counters)
