@@ -10,7 +10,7 @@ import { type Simulator, startSimulator } from '../../src/simulator/server.js';
 import { call, startTestGateway, type TestGateway } from '../support/gateway.js';
 import { createTestDatabase, describePostgres, type TestDatabase } from '../support/postgres.js';
 import { testProjects } from '../support/projects.js';
-import { simulatedConnections } from '../support/resource-gateway.js';
+import { SIM_MEDIA_MODELS, simulatedConnections } from '../support/resource-gateway.js';
 import { Api } from './support.js';
 
 describePostgres('spend caps and revocation across two PostgreSQL replicas', () => {
@@ -29,6 +29,7 @@ describePostgres('spend caps and revocation across two PostgreSQL replicas', () 
       environment: { SIM_UPSTREAM_KEY: 'sk-simulated-upstream' },
       config: {
         connections: simulatedConnections(sim.url),
+        models: SIM_MEDIA_MODELS,
         projects: [{ ...projectA, caps: { day_micros_usd: 2000, lifetime_micros_usd: 1_000_000 } }, projectB],
       },
     };
@@ -65,7 +66,7 @@ describePostgres('spend caps and revocation across two PostgreSQL replicas', () 
         const result = await call(replicas[index % 2]!.url, 'POST', '/v1/moderations', {
           key: keys[index % keys.length]!,
           headers: { 'svc-route': 'sim-chat' },
-          body: { input: 'fine text' },
+          body: { model: 'omni-moderation-latest', input: 'fine text' },
         });
         return result.status;
       }),

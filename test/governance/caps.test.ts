@@ -50,7 +50,7 @@ describeEachStore('spend caps over HTTP', (kind) => {
     return call(world.gateway.url, 'POST', '/v1/moderations', {
       key,
       headers: { 'svc-route': 'sim-chat' },
-      body: { input: 'fine text' },
+      body: { model: 'omni-moderation-latest', input: 'fine text' },
     });
   }
 
