@@ -2,16 +2,18 @@
  * The ledger's hot path on PostgreSQL, batched (group-commit.ts): one transaction admits or
  * settles every call that queued meanwhile, whatever Runs they belong to.
  *
- * Reservations (5 statements per batch, including BEGIN and COMMIT):
+ * Reservations (6 statements per batch, including BEGIN and COMMIT and the read of the keys' caps;
+ * 3 more when some reservation has a cap):
  *   SELECT the batch's Runs FOR UPDATE in id order (so two replicas' batches never deadlock), decide
  *   each reservation in arrival order against the locked row plus what this batch already admitted
  *   (the rule of the single conditional UPDATE in ledger.ts: active, not expired,
  *   committed + reserved + amount <= budget), then one UPDATE of the Runs and one INSERT of the
  *   admitted attempts. The decision is made while the row lock is held, so it is exact across
  *   replicas; the CHECK runs_within_budget still backs it up.
- * Settlements (7 statements per batch): lock the attempts (FOR UPDATE, id order; an attempt that is
- *   no longer 'reserved' is left alone, as in settleIn), lock their Runs in id order, then one UPDATE
- *   of the Runs, one of the attempts and one INSERT into the audit trail.
+ * Settlements (7 statements per batch; 3 more when some attempt was admitted on cap counters):
+ *   lock the attempts (FOR UPDATE, id order; an attempt that is no longer 'reserved' is left alone,
+ *   as in settleIn), lock their Runs in id order, then one UPDATE of the Runs, one of the attempts
+ *   and one INSERT into the audit trail.
  * Spend caps (caps.ts, issue 13): after the Runs, every counter the batch can touch is created if
  *   missing and locked FOR UPDATE in counterOrder; each reservation is admitted only if it fits its
  *   Run AND every counter (as locked plus what the batch already took), in arrival order, and
