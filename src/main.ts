@@ -10,10 +10,11 @@
 import { Command } from 'commander';
 import { ConfigError, loadConfig } from './config/load.js';
 import { type Config, SCOPES } from './config/schema.js';
-import { newId } from './lib/ids.js';
+import { keyBody } from './governance/key-views.js';
+import { type CreateKeyFields, KeysService } from './governance/keys-service.js';
+import { systemClock } from './lib/clock.js';
 import { createLogger } from './lib/logger.js';
 import { packageVersion } from './lib/package-version.js';
-import { hashSecret, newKeySecret } from './lib/secrets.js';
 import { startConfiguredTracing } from './observability/configured-tracing.js';
 import { traceFields } from './observability/log-fields.js';
 import { bootstrapStore } from './startup/bootstrap.js';
@@ -21,6 +22,19 @@ import { startGateway } from './startup/gateway-server.js';
 import { openStore } from './startup/open-store.js';
 
 const DEFAULT_CONFIG = 'config/quickstart.yaml';
+
+interface KeyCreateOptions {
+  project: string;
+  scopes: string;
+  label?: string;
+  expiresAt?: string;
+  ttlSeconds?: number;
+  models?: string;
+  capLifetime?: number;
+  capDay?: number;
+  capMonth?: number;
+  config?: string;
+}
 
 function configPath(option: string | undefined): string {
   return option ?? process.env.SVC_CONFIG ?? DEFAULT_CONFIG;
@@ -187,36 +201,51 @@ program
     );
   });
 
-const keys = program.command('keys').description('manage Gateway Keys');
+const keys = program.command('keys').description('manage Gateway Keys (the same service as /svc/v1/keys)');
+const integer = (value: string) => {
+  const parsed = Number(value);
+  if (!Number.isSafeInteger(parsed) || parsed < 0) throw new Error(`not a non-negative integer: ${value}`);
+  return parsed;
+};
+const list = (value: string) =>
+  value
+    .split(',')
+    .map((item) => item.trim())
+    .filter(Boolean);
 keys
   .command('create')
   .description('create a Gateway Key; its secret is printed once and stored only as a SHA-256 hash')
   .requiredOption('--project <id>', 'Project the key belongs to')
   .requiredOption('--scopes <list>', `comma-separated scopes (${SCOPES.join(', ')})`)
   .option('--label <text>', 'free-text label')
+  .option('--expires-at <time>', 'RFC 3339 expiry')
+  .option('--ttl-seconds <n>', 'expiry in seconds from now', integer)
+  .option('--models <list>', 'comma-separated model aliases the key may use (default: every alias)')
+  .option('--cap-lifetime <micros>', 'lifetime spend cap in micro-USD', integer)
+  .option('--cap-day <micros>', 'spend cap per UTC day in micro-USD', integer)
+  .option('--cap-month <micros>', 'spend cap per UTC month in micro-USD', integer)
   .option(...configOption)
-  .action(async (options: { project: string; scopes: string; label?: string; config?: string }) => {
-    const scopes = options.scopes
-      .split(',')
-      .map((scope) => scope.trim())
-      .filter(Boolean);
+  .action(async (options: KeyCreateOptions) => {
+    const scopes = list(options.scopes);
     const unknown = scopes.filter((scope) => !(SCOPES as readonly string[]).includes(scope));
     if (unknown.length > 0 || scopes.length === 0)
       throw new Error(`unknown scopes: ${unknown.join(', ') || '(none given)'}`);
     await withStore(options.config, async (store, config) => {
-      if (!config.projects.some((project) => project.id === options.project))
-        throw new Error(`unknown project ${options.project}`);
-      const secret = newKeySecret();
-      const id = newId('key');
-      await store.createKey({
-        id,
-        projectId: options.project,
-        secretHash: hashSecret(secret),
-        scopes,
-        label: options.label ?? null,
-        createdAt: new Date().toISOString(),
+      const service = new KeysService({ store, clock: systemClock, config });
+      const caps = {
+        ...(options.capLifetime === undefined ? {} : { lifetime_micros_usd: options.capLifetime }),
+        ...(options.capDay === undefined ? {} : { day_micros_usd: options.capDay }),
+        ...(options.capMonth === undefined ? {} : { month_micros_usd: options.capMonth }),
+      };
+      const created = await service.createDirect(options.project, {
+        scopes: scopes as CreateKeyFields['scopes'],
+        ...(options.label === undefined ? {} : { label: options.label }),
+        ...(options.expiresAt === undefined ? {} : { expires_at: options.expiresAt }),
+        ...(options.ttlSeconds === undefined ? {} : { ttl_seconds: options.ttlSeconds }),
+        ...(options.models === undefined ? {} : { models: list(options.models) }),
+        ...(Object.keys(caps).length === 0 ? {} : { caps }),
       });
-      process.stdout.write(`${JSON.stringify({ id, project: options.project, scopes, secret })}\n`);
+      process.stdout.write(`${JSON.stringify(created)}\n`);
       process.stderr.write('The secret is shown once; store it now.\n');
     });
   });
@@ -227,17 +256,19 @@ keys
   .option(...configOption)
   .action(async (options: { project?: string; config?: string }) => {
     await withStore(options.config, async (store) => {
+      const now = systemClock.now();
       for (const key of await store.listKeys(options.project))
-        process.stdout.write(`${JSON.stringify(key)}\n`);
+        process.stdout.write(`${JSON.stringify(keyBody(key, now))}\n`);
     });
   });
 keys
   .command('revoke <id>')
-  .description('revoke a Gateway Key (takes effect within 2 seconds)')
+  .description('revoke a Gateway Key (every replica refuses it within auth.key_cache_ms, default 2 s)')
   .option(...configOption)
   .action(async (id: string, options: { config?: string }) => {
-    await withStore(options.config, async (store) => {
-      if (!(await store.revokeKey(id, new Date().toISOString()))) throw new Error(`no key ${id}`);
+    await withStore(options.config, async (store, config) => {
+      const service = new KeysService({ store, clock: systemClock, config });
+      await service.revokeDirect(id);
       process.stdout.write(`revoked ${id}\n`);
     });
   });

@@ -17,6 +17,7 @@ export const SCOPES = [
   'governance:read',
   'outcome:write',
   'inference',
+  'keys:admin',
 ] as const;
 export type Scope = (typeof SCOPES)[number];
 
@@ -29,6 +30,16 @@ const OutcomeDefinitionSchema = T.Object(
       T.Array(T.String({ minLength: 1, maxLength: 128 }), { minItems: 1, maxItems: 64, uniqueItems: true }),
     ),
     enabled: T.Boolean({ default: true }),
+  },
+  { additionalProperties: false },
+);
+
+/** Spend caps in micro-USD; an absent cap does not apply (shared by Projects and the keys API). */
+export const SpendCapsSchema = T.Object(
+  {
+    lifetime_micros_usd: T.Optional(NonNegativeInteger),
+    day_micros_usd: T.Optional(NonNegativeInteger),
+    month_micros_usd: T.Optional(NonNegativeInteger),
   },
   { additionalProperties: false },
 );
@@ -54,6 +65,8 @@ const ProjectSchema = T.Object(
       { additionalProperties: false },
     ),
     outcome_definitions: T.Array(OutcomeDefinitionSchema, { default: [] }),
+    /** Spend caps of the whole Project (micro-USD): lifetime and UTC calendar windows (ledger/spend-caps.ts). */
+    caps: T.Optional(SpendCapsSchema),
   },
   { additionalProperties: false },
 );
@@ -335,6 +348,13 @@ export const ConfigSchema = T.Object(
       {
         messages_body_bytes: T.Integer({ minimum: 1024, default: 32 * 1024 * 1024 }),
         batch_result_ceiling_bytes: T.Integer({ minimum: 1024, default: 64 * 1024 * 1024 }),
+      },
+      { additionalProperties: false, default: {} },
+    ),
+    auth: T.Object(
+      {
+        /** How long a replica trusts a looked-up Gateway Key: the bound on revocation taking effect everywhere. */
+        key_cache_ms: T.Integer({ minimum: 0, maximum: 60_000, default: 2000 }),
       },
       { additionalProperties: false, default: {} },
     ),

@@ -76,6 +76,32 @@ export const ERROR_CATALOGUE = {
     meaning:
       'The worst-case cost of the call does not fit the Run remaining budget. Stop the Run or create a new compliant Run.',
   },
+  key_budget_exceeded: {
+    status: 403,
+    vendora: 'permission_error',
+    vendorb: 'permission_error',
+    meaning:
+      'The worst-case cost of the call does not fit a spend cap of the Gateway Key (lifetime, UTC day or UTC month; the message names it). Wait for the window to roll over or use another key.',
+  },
+  project_budget_exceeded: {
+    status: 403,
+    vendora: 'permission_error',
+    vendorb: 'permission_error',
+    meaning:
+      'The worst-case cost of the call does not fit a spend cap of the Project (lifetime, UTC day or UTC month; the message names it). Wait for the window to roll over or raise the cap in configuration.',
+  },
+  model_not_allowed: {
+    status: 403,
+    vendora: 'permission_error',
+    vendorb: 'permission_error',
+    meaning: 'The Gateway Key may only use the model aliases listed on it; this alias is not one of them.',
+  },
+  key_not_found: {
+    status: 404,
+    vendora: 'not_found_error',
+    vendorb: 'not_found_error',
+    meaning: 'Unknown Gateway Key id, or one of another Project.',
+  },
   route_not_found: {
     status: 404,
     vendora: 'not_found_error',
@@ -151,6 +177,13 @@ export const ERROR_CATALOGUE = {
     vendora: 'rate_limit_error',
     vendorb: 'rate_limit_error',
     meaning: 'The Project or key exceeded its governance rate limit. Honour Retry-After.',
+  },
+  rate_limited: {
+    status: 429,
+    vendora: 'rate_limit_error',
+    vendorb: 'rate_limit_error',
+    meaning:
+      'The key or Project exceeded its inference rate limit (requests or tokens per minute; the message names it). Honour Retry-After.',
   },
   governance_resource_limit: {
     status: 429,

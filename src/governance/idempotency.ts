@@ -45,3 +45,27 @@ export function idempotencyFor(request: IdempotencyRequest): Idempotency {
     expiresAt: new Date(request.nowMs + request.retentionMs).toISOString(),
   };
 }
+
+/** The Idempotency of a governance write request (scope, fingerprint, retention from now). */
+export function idempotencyOfWrite(
+  request: {
+    caller: { projectId: string; keyId: string };
+    idempotencyKey: string;
+    method: string;
+    path: string;
+    body: unknown;
+  },
+  nowMs: number,
+  retentionHours: number,
+): Idempotency {
+  return idempotencyFor({
+    projectId: request.caller.projectId,
+    keyId: request.caller.keyId,
+    key: request.idempotencyKey,
+    method: request.method,
+    path: request.path,
+    body: request.body,
+    nowMs,
+    retentionMs: retentionHours * 3_600_000,
+  });
+}

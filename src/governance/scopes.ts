@@ -1,4 +1,7 @@
-/** Scope checks shared by every face: a missing scope is 403 gateway_key_scope_denied. */
+/**
+ * Scope checks shared by every face: a missing scope is 403 gateway_key_scope_denied; a model alias
+ * outside the key's list is 403 model_not_allowed.
+ */
 import { GatewayError } from '../errors/gateway-error.js';
 import type { Caller } from './service.js';
 
@@ -10,4 +13,19 @@ export function requireScopes(caller: Caller, scopes: readonly string[]): void {
       `The Gateway Key lacks the scope ${missing.join(' and ')}.`,
     );
   }
+}
+
+/**
+ * A key restricted to model aliases may call only those: else 403 model_not_allowed. `body` is the
+ * request's parsed JSON; a missing or non-string `model` is left to the endpoint's own validation.
+ */
+export function requireModel(caller: Caller, body: unknown): void {
+  if (!caller.models) return;
+  const model = body !== null && typeof body === 'object' ? (body as { model?: unknown }).model : undefined;
+  if (typeof model !== 'string' || caller.models.includes(model)) return;
+  throw new GatewayError(
+    'model_not_allowed',
+    `model: this Gateway Key may not use ${model} (allowed: ${caller.models.join(', ')})`,
+    { param: 'model' },
+  );
 }

@@ -10,7 +10,7 @@ import { type Clock, parseRfc3339 } from '../lib/clock.js';
 import { newId } from '../lib/ids.js';
 import type { FrozenDefinition, IdempotentResult, OutcomeDefinition, Store } from '../store/port.js';
 import { evidenceRefProblem } from './evidence.js';
-import { idempotencyFor } from './idempotency.js';
+import { idempotencyOfWrite } from './idempotency.js';
 import {
   CloseRunBody,
   CloseWorkUnitBody,
@@ -30,6 +30,8 @@ export interface Caller {
   keyId: string;
   projectId: string;
   scopes: readonly string[];
+  /** Model aliases the key may use; null or absent = every alias (governance/scopes.ts requireModel). */
+  models?: readonly string[] | null;
 }
 
 /** A governance write as the HTTP layer hands it over. */
@@ -66,16 +68,7 @@ export class GovernanceService {
   }
 
   private idempotency(request: WriteRequest) {
-    return idempotencyFor({
-      projectId: request.caller.projectId,
-      keyId: request.caller.keyId,
-      key: request.idempotencyKey,
-      method: request.method,
-      path: request.path,
-      body: request.body,
-      nowMs: this.deps.clock.now(),
-      retentionMs: this.deps.config.idempotency.retention_hours * 3_600_000,
-    });
+    return idempotencyOfWrite(request, this.deps.clock.now(), this.deps.config.idempotency.retention_hours);
   }
 
   private now(): string {

@@ -1,7 +1,15 @@
 /**
  * Gateway Key authentication. The key arrives in `x-api-key` or `Authorization: Bearer`; both
  * present and different fails. Secrets are hashed (SHA-256) before lookup and never logged or
- * forwarded. Lookups are cached for two seconds, so a revocation takes effect within two seconds.
+ * forwarded.
+ *
+ * Staleness bound (docs/configuration.md `auth.key_cache_ms`, default 2000 ms): a replica trusts a
+ * looked-up key for at most key_cache_ms, so a revocation made anywhere takes effect on every
+ * replica within that bound; on the replica that revoked it (keys API), at once (forget()).
+ * Expiry needs no bound: the cached expires_at is compared with the clock on every request.
+ * Unknown secrets are cached too (bounded map), so a newly created key may take up to the same
+ * bound to work on a replica that was just asked for that very secret (it never is in practice:
+ * secrets are random).
  */
 import type { IncomingHttpHeaders } from 'node:http';
 import { GatewayError } from '../errors/gateway-error.js';
@@ -9,10 +17,11 @@ import type { Caller } from '../governance/service.js';
 import type { Clock } from '../lib/clock.js';
 import { hashSecret, KEY_SECRET_PATTERN } from '../lib/secrets.js';
 import { noteCaller } from '../observability/request-scope.js';
-import type { Store } from '../store/port.js';
+import type { KeyRecord, Store } from '../store/port.js';
 
-/** How long a replica trusts a cached key lookup: the bound on revocation across replicas. */
+/** Default of `auth.key_cache_ms`: how long a replica trusts a cached key lookup (revocation bound). */
 export const KEY_CACHE_MS = 2000;
+const MAX_CACHED_KEYS = 10_000;
 
 function presentedSecret(headers: IncomingHttpHeaders): string {
   const apiKey = headers['x-api-key'];
@@ -43,41 +52,53 @@ function presentedSecret(headers: IncomingHttpHeaders): string {
   return secret;
 }
 
+interface CacheEntry {
+  key: KeyRecord | undefined;
+  fetchedMs: number;
+}
+
 export class Authenticator {
-  private readonly cache = new Map<string, { caller: Caller | undefined; expiresMs: number }>();
+  private readonly cache = new Map<string, CacheEntry>();
   /** Lookups in flight: a burst of requests with an expired entry asks the store once, not once each. */
-  private readonly lookups = new Map<string, Promise<Caller | undefined>>();
+  private readonly lookups = new Map<string, Promise<KeyRecord | undefined>>();
 
   constructor(
     private readonly store: Store,
     private readonly clock: Clock,
+    private readonly cacheMs: number = KEY_CACHE_MS,
   ) {}
 
   async authenticate(headers: IncomingHttpHeaders): Promise<Caller> {
     const hash = hashSecret(presentedSecret(headers));
     const now = this.clock.now();
     let entry = this.cache.get(hash);
-    if (!entry || entry.expiresMs <= now) {
+    if (!entry || now - entry.fetchedMs >= this.cacheMs) {
       let lookup = this.lookups.get(hash);
       if (!lookup) {
-        lookup = this.lookup(hash).finally(() => this.lookups.delete(hash));
-        this.lookups.set(hash, lookup);
+        const started = this.store.findKeyByHash(hash).finally(() => {
+          if (this.lookups.get(hash) === started) this.lookups.delete(hash);
+        });
+        lookup = started;
+        this.lookups.set(hash, started);
       }
-      entry = { caller: await lookup, expiresMs: now + KEY_CACHE_MS };
-      if (this.cache.size > 10_000) this.cache.clear();
+      entry = { key: await lookup, fetchedMs: now };
+      if (this.cache.size >= MAX_CACHED_KEYS) this.cache.clear();
       this.cache.set(hash, entry);
     }
-    if (!entry.caller) throw new GatewayError('authentication_failed', 'Invalid or revoked Gateway Key.');
-    noteCaller(entry.caller.projectId, entry.caller.keyId);
-    return entry.caller;
+    const key = entry.key;
+    if (!key || key.revokedAt !== null)
+      throw new GatewayError('authentication_failed', 'Invalid or revoked Gateway Key.');
+    if (key.expiresAt !== null && Date.parse(key.expiresAt) <= now)
+      throw new GatewayError('authentication_failed', 'The Gateway Key has expired.');
+    noteCaller(key.projectId, key.id);
+    return { keyId: key.id, projectId: key.projectId, scopes: key.scopes, models: key.models };
   }
 
-  private async lookup(hash: string): Promise<Caller | undefined> {
-    const key = await this.store.findKeyByHash(hash);
-    return key && key.revokedAt === null
-      ? { keyId: key.id, projectId: key.projectId, scopes: key.scopes }
-      : undefined;
+  /** Drops every cached lookup of `keyId` (after this replica revoked it), and lookups in flight. */
+  forget(keyId: string): void {
+    for (const [hash, entry] of this.cache) if (entry.key?.id === keyId) this.cache.delete(hash);
+    this.lookups.clear();
   }
 }
 
-export { requireScopes } from '../governance/scopes.js';
+export { requireModel, requireScopes } from '../governance/scopes.js';

@@ -5,10 +5,12 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { GatewayError } from '../errors/gateway-error.js';
 import { checkIdempotencyKey } from '../governance/idempotency.js';
+import type { KeysService } from '../governance/keys-service.js';
 import type { RateLimiter } from '../governance/rate-limit.js';
 import type { Caller, GovernanceService, WriteRequest } from '../governance/service.js';
 import { type Authenticator, requireScopes } from './auth.js';
 import { isJsonContentType } from './body.js';
+import { registerKeysRoutes } from './keys-routes.js';
 
 export const GOVERNANCE_BODY_LIMIT = 16 * 1024;
 
@@ -16,6 +18,7 @@ export interface GovernanceRouteDeps {
   governance: GovernanceService;
   authenticator: Authenticator;
   rateLimiter: RateLimiter;
+  keys: KeysService;
 }
 
 type IdParams = { Params: { id: string } };
@@ -105,4 +108,6 @@ export function registerGovernanceRoutes(app: FastifyInstance, deps: GovernanceR
     const result = await deps.governance.closeRun(write(request, caller), request.params.id);
     return reply.code(result.status).send(result.body);
   });
+
+  registerKeysRoutes(app, { keys: deps.keys, guard, write, bodyLimit: GOVERNANCE_BODY_LIMIT });
 }

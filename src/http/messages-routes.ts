@@ -8,7 +8,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { GatewayError } from '../errors/gateway-error.js';
 import type { CountTokensService } from '../gateway/messages/count-tokens-service.js';
 import type { MessagesService } from '../gateway/messages/messages-service.js';
-import type { Authenticator } from './auth.js';
+import { type Authenticator, requireModel } from './auth.js';
 import { isJsonContentType, jsonBodyBytes } from './body.js';
 
 export interface MessagesRouteDeps {
@@ -80,6 +80,7 @@ export function registerMessagesRoutes(app: FastifyInstance, deps: MessagesRoute
   app.post('/v1/messages', async (request, reply) => {
     const caller = await deps.authenticator.authenticate(request.headers);
     const body = jsonBody(request);
+    requireModel(caller, body);
     const outcome = await deps.messages.create({
       caller,
       headers: request.headers,
@@ -93,11 +94,9 @@ export function registerMessagesRoutes(app: FastifyInstance, deps: MessagesRoute
 
   app.post('/v1/messages/count_tokens', async (request, reply) => {
     const caller = await deps.authenticator.authenticate(request.headers);
-    const result = await deps.countTokens.count({
-      caller,
-      headers: request.headers,
-      body: jsonBody(request),
-    });
+    const body = jsonBody(request);
+    requireModel(caller, body);
+    const result = await deps.countTokens.count({ caller, headers: request.headers, body });
     return reply.headers(result.headers).send(result.body);
   });
 }

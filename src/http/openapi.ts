@@ -3,6 +3,13 @@
  * validate the requests, so the two cannot drift.
  */
 import {
+  CreatedKeySchema,
+  CreateKeyBody,
+  KeyListSchema,
+  KeyRecordSchema,
+  RevokeKeyBody,
+} from '../governance/key-schemas.js';
+import {
   CloseRunBody,
   CloseWorkUnitBody,
   CreateRunBody,
@@ -51,11 +58,11 @@ function write(
   };
 }
 
-function read(summary: string, response: string) {
+function read(summary: string, response: string, scope = 'governance:read', path = true) {
   return {
     summary,
-    description: 'Scope: governance:read.',
-    parameters: [idParameter],
+    description: `Scope: ${scope}.`,
+    parameters: path ? [idParameter] : [],
     responses: {
       '200': { description: 'OK', content: { 'application/json': { schema: ref(response) } } },
       ...errors(401, 403, 404, 429, 503),
@@ -101,6 +108,35 @@ export function buildOpenApiDocument() {
           post: write('Close a Run', 'run:create', 'CloseRunBody', 'Run', [404], true),
         },
       },
+      {
+        '/svc/v1/keys': {
+          post: {
+            ...write(
+              "Create a Gateway Key of the caller's Project",
+              'keys:admin',
+              'CreateKeyBody',
+              'CreatedKey',
+              [],
+            ),
+            description:
+              'Scope: keys:admin. First success 201 with the secret (shown once); a replay with the same key and body answers 200 with secret null.',
+          },
+          get: read(
+            "List the Gateway Keys of the caller's Project (never their secrets)",
+            'KeyList',
+            'keys:admin',
+            false,
+          ),
+        },
+        '/svc/v1/keys/{id}': { get: read('Read a Gateway Key', 'Key', 'keys:admin') },
+        '/svc/v1/keys/{id}/revoke': {
+          post: {
+            ...write('Revoke a Gateway Key', 'keys:admin', 'RevokeKeyBody', 'Key', [404], true),
+            description:
+              'Scope: keys:admin. 201 when this call revoked the key, 200 when it already was. Takes effect at once on the replica that answered and within auth.key_cache_ms (default 2 s) on every other replica.',
+          },
+        },
+      },
       REPORT_PATHS,
     ),
     components: {
@@ -117,6 +153,11 @@ export function buildOpenApiDocument() {
         WorkUnitView: schema(WorkUnitView),
         Run: schema(RunRecord),
         Outcome: schema(OutcomeRecord),
+        CreateKeyBody: schema(CreateKeyBody),
+        RevokeKeyBody: schema(RevokeKeyBody),
+        Key: schema(KeyRecordSchema),
+        CreatedKey: schema(CreatedKeySchema),
+        KeyList: schema(KeyListSchema),
         Error: schema(ErrorBody),
         ...REPORT_SCHEMAS,
       },

@@ -5,7 +5,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { GatewayError } from '../errors/gateway-error.js';
 import type { ResponsesService } from '../experimental/responses/service.js';
-import { requireScopes } from '../governance/scopes.js';
+import { requireModel, requireScopes } from '../governance/scopes.js';
 import type { Authenticator } from './auth.js';
 import { isJsonContentType, jsonBodyBytes } from './body.js';
 import { clientGoneSignal, writeEventStream } from './messages-routes.js';
@@ -35,10 +35,12 @@ export function registerResponsesRoutes(app: FastifyInstance, deps: ResponsesRou
 
   app.post('/v1/responses', async (request, reply) => {
     const who = await caller(request);
+    const body = jsonObjectBody(request);
+    requireModel(who, body);
     const answer = await deps.responses.create({
       caller: who,
       headers: request.headers,
-      body: jsonObjectBody(request),
+      body,
       bodyBytes: jsonBodyBytes(request),
       clientSignal: clientGoneSignal(reply),
     });

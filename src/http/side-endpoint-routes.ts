@@ -10,7 +10,7 @@ import type {
   SideCall,
   SideEndpointsService,
 } from '../experimental/media/side-endpoints-service.js';
-import type { Authenticator } from './auth.js';
+import { type Authenticator, requireModel } from './auth.js';
 import { isJsonContentType } from './body.js';
 import { abandonBody, checkMultipart, formParts, registerMultipart } from './multipart-form.js';
 
@@ -49,6 +49,7 @@ export function registerSideEndpointRoutes(app: FastifyInstance, deps: SideRoute
         'Content-Type must be application/json with a JSON object body.',
       );
     }
+    requireModel(caller, request.body);
     return { caller, headers: request.headers, body: request.body };
   }
 

@@ -20,6 +20,7 @@ import {
   type RefusalReason,
   type SettlementOutcome,
 } from './attempt-observer.js';
+import type { SpendCaps } from './spend-caps.js';
 
 /** What an attempt is (its observer labels) and what it reserves. One object per attempt. */
 export interface AttemptPlan extends AttemptLabels {
@@ -33,6 +34,8 @@ function refusalReason(error: unknown): RefusalReason {
     case 'run_budget_exceeded':
     case 'run_not_active':
     case 'run_not_found':
+    case 'key_budget_exceeded':
+    case 'project_budget_exceeded':
       return code;
     default:
       return 'store_unavailable';
@@ -53,6 +56,8 @@ export interface Settlement {
 export interface LedgerSettings {
   leaseMs: number;
   reaperIntervalMs: number;
+  /** The Project's spend caps (configuration), admitted with every reservation (spend-caps.ts). */
+  projectCaps?: (projectId: string) => SpendCaps | undefined;
 }
 
 /** The store's state for an outcome: what the settlement does to the Run. */
@@ -168,7 +173,8 @@ export class Ledger {
   }
 
   /**
-   * Throws GatewayError run_not_found | run_not_active | run_budget_exceeded, or StoreUnavailableError.
+   * Throws GatewayError run_not_found | run_not_active | run_budget_exceeded | project_budget_exceeded |
+   * key_budget_exceeded, or StoreUnavailableError.
    * `durable`: the attempt belongs to a background job (batch, deferred response) rather than to
    * this process: owned by `job:<resource id>`, so a restart does not reap it, with the given lease.
    */
@@ -191,6 +197,7 @@ export class Ledger {
         upstreamModel: plan.upstreamModel,
         attemptId,
         reservationMicrosUsd,
+        projectCaps: this.settings.projectCaps?.(plan.projectId),
         now,
         createdAt: new Date(now).toISOString(),
         leaseExpiresAt: new Date(now + leaseMs).toISOString(),

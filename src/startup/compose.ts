@@ -18,6 +18,7 @@ import type { Upstreams } from '../gateway/connections.js';
 import { CountTokensService } from '../gateway/messages/count-tokens-service.js';
 import { MessagesService } from '../gateway/messages/messages-service.js';
 import { ModelsCatalogue } from '../gateway/models/list-models.js';
+import { KeysService } from '../governance/keys-service.js';
 import { RateLimiter } from '../governance/rate-limit.js';
 import { GovernanceService } from '../governance/service.js';
 import { Authenticator } from '../http/auth.js';
@@ -25,6 +26,7 @@ import { JobWorker, type Sweep } from '../jobs/worker.js';
 import { type AttemptObserver, noAttemptObserver } from '../ledger/attempt-observer.js';
 import { AttemptRunner } from '../ledger/attempt-runner.js';
 import { Ledger } from '../ledger/ledger.js';
+import { projectCapsFrom } from '../ledger/spend-caps.js';
 import type { Clock } from '../lib/clock.js';
 import type { Limiter } from '../limits/limiter.js';
 import { LocalFolderObjectStore } from '../objects/local-folder.js';
@@ -55,6 +57,7 @@ export interface Services {
   authenticator: Authenticator;
   governance: GovernanceService;
   rateLimiter: RateLimiter;
+  keys: KeysService;
   messages: MessagesService;
   countTokens: CountTokensService;
   files: FilesService;
@@ -81,6 +84,7 @@ export function composeLedger(
     {
       leaseMs: config.ledger.lease_seconds * 1000,
       reaperIntervalMs: config.ledger.reaper_interval_seconds * 1000,
+      projectCaps: projectCapsFrom(config.projects),
     },
     observer,
   );
@@ -146,8 +150,9 @@ export function composeServices(appDeps: AppDeps): Services {
       objectSweep(deps),
     ],
   );
+  const authenticator = new Authenticator(store, clock, config.auth.key_cache_ms);
   return {
-    authenticator: new Authenticator(store, clock),
+    authenticator,
     governance: new GovernanceService({
       store,
       clock,
@@ -155,6 +160,7 @@ export function composeServices(appDeps: AppDeps): Services {
       pendingFor: (runId) => ledger.pendingFor(runId),
     }),
     rateLimiter: new RateLimiter(appDeps.limiter ?? store.rateBuckets, clock),
+    keys: new KeysService({ store, clock, config, onRevoked: (keyId) => authenticator.forget(keyId) }),
     messages,
     countTokens: new CountTokensService(upstreams, runner),
     files: new FilesService({ config, store, objects: deps.objects, upstreams, clock }),

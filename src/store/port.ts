@@ -11,11 +11,13 @@
  */
 
 import type { SettlementOutcome } from '../ledger/attempt-observer.js';
+import type { SpendCaps } from '../ledger/spend-caps.js';
 import type { Limiter } from '../limits/limiter.js';
 import type { BatchesRepository } from './batches-port.js';
 import type { DeferredResponsesRepository } from './deferred-responses-port.js';
 import type { FilesRepository } from './files-port.js';
 import type { JobsRepository } from './jobs-port.js';
+import type { KeyLimits, KeysRepository } from './keys-port.js';
 import type { ReportsRepository } from './reports-port.js';
 
 export interface KeyRecord {
@@ -25,6 +27,11 @@ export interface KeyRecord {
   label: string | null;
   createdAt: string;
   revokedAt: string | null;
+  /** Keys created over the API may expire; null = never. */
+  expiresAt: string | null;
+  /** Model aliases the key may use; null = every alias. */
+  models: string[] | null;
+  limits: KeyLimits;
 }
 
 export interface NewKey {
@@ -173,7 +180,12 @@ export interface ReserveInput {
   /** null: the call is not attached to a Run; the attempt is still recorded (no budget). */
   runId: string | null;
   reservationMicrosUsd: number;
-  /** Epoch ms; used to decide whether the Run has expired. */
+  /**
+   * The Project's spend caps (configuration). The key's caps are read from its row in the same
+   * transaction. Every cap that applies is admitted with the Run, atomically (ledger/spend-caps.ts).
+   */
+  projectCaps?: SpendCaps;
+  /** Epoch ms; used to decide whether the Run has expired and which cap windows the call counts in. */
   now: number;
   createdAt: string;
   leaseExpiresAt: string;
@@ -250,6 +262,8 @@ export interface Store {
   readonly rateBuckets: Limiter;
   /** Lists and report aggregates (reports-port.ts). */
   readonly reports: ReportsRepository;
+  /** Gateway Keys managed over the API and the CLI (keys-port.ts). */
+  readonly keys: KeysRepository;
   migrate(): Promise<void>;
   /** Resolves when the store answers a trivial query; rejects with StoreUnavailableError otherwise. */
   ping(): Promise<void>;
@@ -299,7 +313,10 @@ export interface Store {
   getRun(projectId: string, id: string): Promise<Run | undefined>;
 
   // ledger
-  /** Throws GatewayError run_not_found | run_not_active | run_budget_exceeded. */
+  /**
+   * Throws GatewayError run_not_found | run_not_active | run_budget_exceeded |
+   * project_budget_exceeded | key_budget_exceeded (checked in that order).
+   */
   reserve(input: ReserveInput): Promise<void>;
   /** Idempotent per attempt: settling a settled attempt again is a no-op. Writes the audit entry. */
   settle(input: SettleInput): Promise<void>;

@@ -1,5 +1,6 @@
 /** Row -> domain mappers shared by both adapters (column names are the same in both schemas). */
 import type { SettlementOutcome } from '../ledger/attempt-observer.js';
+import type { NewManagedKey } from './keys-port.js';
 import type { AttemptState, AuditEntry, KeyRecord, Outcome, Run, WorkUnit } from './port.js';
 
 export type Row = Record<string, unknown>;
@@ -32,6 +33,9 @@ export function keyFromRow(row: Row): KeyRecord {
     label: optionalText(row.label),
     createdAt: text(row.created_at),
     revokedAt: optionalText(row.revoked_at),
+    expiresAt: optionalText(row.expires_at),
+    models: row.models === null || row.models === undefined ? null : json<string[]>(row.models),
+    limits: row.limits === null || row.limits === undefined ? {} : json<KeyRecord['limits']>(row.limits),
   };
 }
 
@@ -116,4 +120,22 @@ export function auditFromRow(row: Row): AuditEntry {
     createdAt: text(row.created_at),
     settledAt: text(row.settled_at),
   };
+}
+
+/** Columns and values of a managed key insert, in the same order on both adapters. */
+export const MANAGED_KEY_COLUMNS =
+  'id, project_id, secret_hash, scopes, label, created_at, expires_at, models, limits';
+
+export function managedKeyValues(key: NewManagedKey): unknown[] {
+  return [
+    key.id,
+    key.projectId,
+    key.secretHash,
+    JSON.stringify(key.scopes),
+    key.label,
+    key.createdAt,
+    key.expiresAt,
+    key.models === null ? null : JSON.stringify(key.models),
+    JSON.stringify(key.limits),
+  ];
 }

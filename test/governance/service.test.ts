@@ -62,6 +62,10 @@ describeEachStore('governance: health, readiness, OpenAPI', (kind) => {
         'GET /svc/v1/runs/{id}/attempts',
         'GET /svc/v1/reports/spend',
         'GET /svc/v1/reports/cost-per-outcome',
+        'POST /svc/v1/keys',
+        'GET /svc/v1/keys',
+        'GET /svc/v1/keys/{id}',
+        'POST /svc/v1/keys/{id}/revoke',
       ].sort(),
     );
     // Every write documents the required Idempotency-Key header.

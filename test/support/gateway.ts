@@ -18,6 +18,7 @@ import {
   noAttemptObserver,
 } from '../../src/ledger/attempt-observer.js';
 import { Ledger } from '../../src/ledger/ledger.js';
+import { projectCapsFrom } from '../../src/ledger/spend-caps.js';
 import { type Clock, systemClock } from '../../src/lib/clock.js';
 import { newId } from '../../src/lib/ids.js';
 import { createLogger } from '../../src/lib/logger.js';
@@ -53,6 +54,8 @@ export interface TestGatewayOptions {
   config?: Record<string, unknown>;
   environment?: NodeJS.ProcessEnv;
   clock?: Clock;
+  /** PostgreSQL only: use this existing database (another replica's) instead of a fresh one. */
+  databaseUrl?: string;
   /** Observes every attempt (default: none). */
   observer?: AttemptObserver;
   /** Wraps the store the ledger writes through (fault injection on a real store). */
@@ -80,10 +83,12 @@ export async function startTestGateway(options: TestGatewayOptions = {}): Promis
     raw.store = { kind: 'sqlite', sqlite: { path: join(folder, 'svc.db') } };
     raw.data_dir = folder;
   } else {
-    const { createTestDatabase } = await import('./postgres-database.js');
-    const database = await createTestDatabase();
-    cleanups.push(() => database.drop());
-    environment.SVC_TEST_DATABASE_URL = database.url;
+    if (options.databaseUrl === undefined) {
+      const { createTestDatabase } = await import('./postgres-database.js');
+      const database = await createTestDatabase();
+      cleanups.push(() => database.drop());
+      environment.SVC_TEST_DATABASE_URL = database.url;
+    } else environment.SVC_TEST_DATABASE_URL = options.databaseUrl;
     raw.store = { kind: 'postgres', postgres: { url_env: 'SVC_TEST_DATABASE_URL' } };
     const folder = mkdtempSync(join(tmpdir(), 'svc-test-'));
     cleanups.push(() => rmSync(folder, { recursive: true, force: true }));
@@ -112,6 +117,7 @@ export async function startTestGateway(options: TestGatewayOptions = {}): Promis
     {
       leaseMs: config.ledger.lease_seconds * 1000,
       reaperIntervalMs: config.ledger.reaper_interval_seconds * 1000,
+      projectCaps: projectCapsFrom(config.projects),
     },
     combineObservers(
       options.observer ?? options.observability?.observer ?? noAttemptObserver,

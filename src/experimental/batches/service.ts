@@ -23,6 +23,7 @@ import { attachedRun } from '../../gateway/messages/call-headers.js';
 import { bindingFor } from '../../gateway/primitive-registry.js';
 import { resolveConnection } from '../../gateway/resource-route.js';
 import { checkIdempotencyKey, idempotencyFor } from '../../governance/idempotency.js';
+import { requireModel } from '../../governance/scopes.js';
 import type { Caller } from '../../governance/service.js';
 import type { AttemptRunner, HeldAttempt } from '../../ledger/attempt-runner.js';
 import type { Settlement } from '../../ledger/ledger.js';
@@ -152,6 +153,7 @@ export class BatchService {
         param: 'input_file_id',
       });
     const lines = checkLines(await readText(content), connection, upstreams, config);
+    for (const line of lines) requireModel(call.caller, { model: line.plan.alias });
     const binding = bindingFor(connection.row);
     const payload =
       carrier === 'message-batches'

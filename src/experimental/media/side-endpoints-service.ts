@@ -18,6 +18,7 @@ import type { Connection, Upstreams } from '../../gateway/connections.js';
 import { type FormPart, repeatedField, unknownField } from '../../gateway/form-parts.js';
 import { attachedRun } from '../../gateway/messages/call-headers.js';
 import { type MediaTarget, resolveMediaTarget } from '../../gateway/models/media-targets.js';
+import { requireModel } from '../../governance/scopes.js';
 import type { Caller } from '../../governance/service.js';
 import type {
   AttemptRunner,
@@ -269,6 +270,7 @@ export class SideEndpointsService {
         values.set(part.name, part.value);
       }
       const request = checkTranscription(values);
+      requireModel(call.caller, { model: request.model });
       if (!audio) throw new GatewayError('invalid_request', 'file: required', { param: 'file' });
       const prepared = this.prepare(call.caller, call.headers, 'audio.transcriptions', request.model);
       const price = prepared.target.price;

@@ -1,6 +1,7 @@
 /** What every store contract suite needs: a fresh store per test and the code of a refusal. */
 import { GatewayError } from '../../errors/gateway-error.js';
-import type { Store } from '../port.js';
+import { newId } from '../../lib/ids.js';
+import type { Run, Store } from '../port.js';
 
 export interface StoreHarness {
   store: Store;
@@ -16,4 +17,49 @@ export async function codeOf(promise: Promise<unknown>): Promise<string> {
     if (error instanceof GatewayError) return error.code;
     throw error;
   }
+}
+
+/** Creates an open Work Unit and an active Run on it with `budget`; returns the Run id. */
+export async function createActiveRun(
+  store: Store,
+  projectId: string,
+  budget: number,
+  createdAt: string,
+  expiresAt: string,
+): Promise<string> {
+  const workUnitId = newId('wku');
+  const idempotency = (tag: string) => ({
+    projectId,
+    keyId: 'key_harness',
+    key: `${tag}-${newId('att')}`,
+    fingerprint: tag,
+    createdAt,
+    expiresAt,
+  });
+  const workUnit = {
+    id: workUnitId,
+    projectId,
+    status: 'open' as const,
+    createdAt,
+    closedAt: null,
+    definitions: [],
+  };
+  await store.createWorkUnit({ workUnit }, idempotency('wu'), (unit) => unit);
+  const run: Run = {
+    id: newId('run'),
+    projectId,
+    workUnitId,
+    budgetMicrosUsd: budget,
+    committedMicrosUsd: 0,
+    reservedMicrosUsd: 0,
+    overrunMicrosUsd: 0,
+    unknownAttempts: 0,
+    status: 'active',
+    createdAt,
+    expiresAt,
+    closedAt: null,
+    closeReason: null,
+  };
+  await store.createRun({ run, maxRunsPerWorkUnit: 32 }, idempotency('run'), (record) => record);
+  return run.id;
 }

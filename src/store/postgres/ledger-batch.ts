@@ -2,22 +2,32 @@
  * The ledger's hot path on PostgreSQL, batched (group-commit.ts): one transaction admits or
  * settles every call that queued meanwhile, whatever Runs they belong to.
  *
- * Reservations (5 statements per batch, including BEGIN and COMMIT):
+ * Reservations (6 statements per batch, including BEGIN and COMMIT and the read of the keys' caps;
+ * 3 more when some reservation has a cap):
  *   SELECT the batch's Runs FOR UPDATE in id order (so two replicas' batches never deadlock), decide
  *   each reservation in arrival order against the locked row plus what this batch already admitted
  *   (the rule of the single conditional UPDATE in ledger.ts: active, not expired,
  *   committed + reserved + amount <= budget), then one UPDATE of the Runs and one INSERT of the
  *   admitted attempts. The decision is made while the row lock is held, so it is exact across
  *   replicas; the CHECK runs_within_budget still backs it up.
- * Settlements (7 statements per batch): lock the attempts (FOR UPDATE, id order; an attempt that is
- *   no longer 'reserved' is left alone, as in settleIn), lock their Runs in id order, then one UPDATE
- *   of the Runs, one of the attempts and one INSERT into the audit trail.
- * Lock order as everywhere else: attempts, then Runs (ascending id).
+ * Settlements (7 statements per batch; 3 more when some attempt was admitted on cap counters):
+ *   lock the attempts (FOR UPDATE, id order; an attempt that is no longer 'reserved' is left alone,
+ *   as in settleIn), lock their Runs in id order, then one UPDATE of the Runs, one of the attempts
+ *   and one INSERT into the audit trail.
+ * Spend caps (caps.ts, issue 13): after the Runs, every counter the batch can touch is created if
+ *   missing and locked FOR UPDATE in counterOrder; each reservation is admitted only if it fits its
+ *   Run AND every counter (as locked plus what the batch already took), in arrival order, and
+ *   records its counters in attempts.cap_counters; settlement releases/commits on those recorded
+ *   counters, last.
+ * Lock order as everywhere else: attempts, then Runs (ascending id), then spend counters.
  */
 import type pg from 'pg';
+import { type CounterKey, counterKeys, recordedCounters } from '../../ledger/spend-caps.js';
+import { counterSettlements } from '../cap-tally.js';
 import type { ReserveInput, SettleInput } from '../port.js';
 import { type Row, runFromRow } from '../rows.js';
 import { reserveFailure, settlementAmounts } from '../rules.js';
+import { addReservationsIn, prepareCapsIn, settleCountersIn } from './caps.js';
 import type { BatchOutcome } from './group-commit.js';
 
 const sortedUnique = (values: Array<string | null>): string[] =>
@@ -33,13 +43,26 @@ export async function reserveBatch(client: pg.PoolClient, inputs: ReserveInput[]
     );
     for (const row of rows.rows) locked.set(String(row.id), row);
   }
+  // Counters after the Runs (lock order: attempts, Runs, counters), all locked before any decision.
+  const caps = await prepareCapsIn(client, inputs);
   const added = new Map<string, number>();
   const admitted: ReserveInput[] = [];
-  const outcomes: BatchOutcome[] = inputs.map((input) => {
-    if (input.runId === null) {
+  const capCounters: Array<CounterKey[] | null> = [];
+  const outcomes: BatchOutcome[] = inputs.map((input, index) => {
+    const amount = input.reservationMicrosUsd;
+    const counters = caps.counters[index] ?? [];
+    const admit = (): BatchOutcome => {
+      // The Run (when attached) fits: the caps decide next, against the locked counters plus what
+      // this batch already took; a refusal leaves neither the Run nor any counter touched.
+      const refusal = caps.tally.refusal(counters, amount);
+      if (refusal) return { error: refusal };
+      caps.tally.take(counters, amount);
+      if (input.runId !== null) added.set(input.runId, (added.get(input.runId) ?? 0) + amount);
       admitted.push(input);
+      capCounters.push(counters.length === 0 ? null : counterKeys(counters));
       return undefined;
-    }
+    };
+    if (input.runId === null) return admit();
     const row = locked.get(input.runId);
     const run = row && String(row.project_id) === input.projectId ? runFromRow(row) : undefined;
     const nowIso = new Date(input.now).toISOString();
@@ -48,16 +71,14 @@ export async function reserveBatch(client: pg.PoolClient, inputs: ReserveInput[]
       run &&
       run.status === 'active' &&
       run.expiresAt > nowIso &&
-      run.committedMicrosUsd + run.reservedMicrosUsd + already + input.reservationMicrosUsd <=
-        run.budgetMicrosUsd
+      run.committedMicrosUsd + run.reservedMicrosUsd + already + amount <= run.budgetMicrosUsd
     ) {
-      added.set(input.runId, already + input.reservationMicrosUsd);
-      admitted.push(input);
-      return undefined;
+      return admit();
     }
     const current = run && { ...run, reservedMicrosUsd: run.reservedMicrosUsd + already };
-    return { error: reserveFailure(current, nowIso, input.reservationMicrosUsd) };
+    return { error: reserveFailure(current, nowIso, amount) };
   });
+  await addReservationsIn(client, caps.tally.reservations());
   if (added.size > 0) {
     await client.query(
       `UPDATE runs SET reserved = runs.reserved + d.amount
@@ -69,13 +90,13 @@ export async function reserveBatch(client: pg.PoolClient, inputs: ReserveInput[]
     const column = <K extends keyof ReserveInput>(key: K) => admitted.map((input) => input[key]);
     await client.query(
       `INSERT INTO attempts (id, project_id, key_id, run_id, state, reservation, lease_expires_at, owner, endpoint, alias,
-         connection, profile, upstream_model, created_at)
+         connection, profile, upstream_model, created_at, cap_counters)
        SELECT id, project_id, key_id, run_id, 'reserved', reservation, lease_expires_at, owner, endpoint, alias,
-         connection, profile, upstream_model, created_at
+         connection, profile, upstream_model, created_at, cap_counters::jsonb
        FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::bigint[], $6::timestamptz[], $7::text[],
-         $8::text[], $9::text[], $10::text[], $11::text[], $12::text[], $13::timestamptz[])
+         $8::text[], $9::text[], $10::text[], $11::text[], $12::text[], $13::timestamptz[], $14::text[])
          AS d(id, project_id, key_id, run_id, reservation, lease_expires_at, owner, endpoint, alias, connection,
-           profile, upstream_model, created_at)`,
+           profile, upstream_model, created_at, cap_counters)`,
       [
         column('attemptId'),
         column('projectId'),
@@ -90,6 +111,7 @@ export async function reserveBatch(client: pg.PoolClient, inputs: ReserveInput[]
         column('profile'),
         column('upstreamModel'),
         column('createdAt'),
+        capCounters.map((counters) => (counters === null ? null : JSON.stringify(counters))),
       ],
     );
   }
@@ -209,5 +231,16 @@ export async function settleBatch(client: pg.PoolClient, inputs: SettleInput[]):
       ],
     );
   }
+  // Counters last (after every Run), on exactly the counters each reservation was admitted on.
+  await settleCountersIn(
+    client,
+    counterSettlements(
+      settling.map(({ attempt, reservation, amounts }) => ({
+        counters: recordedCounters(attempt.cap_counters),
+        reservation,
+        commit: amounts.commit,
+      })),
+    ),
+  );
   return inputs.map(() => undefined);
 }

@@ -10,12 +10,18 @@
  * - Reaping claims expired attempts with FOR UPDATE SKIP LOCKED, so replicas reap concurrently
  *   without double-settling; claimed rows are settled in run_id order, so two reapers lock Runs in
  *   the same order and cannot deadlock.
- * Lock order everywhere: attempt, then Run.
+ * - Spend caps (caps.ts): after the Run, the counters are locked (FOR UPDATE, counterOrder) and the
+ *   reservation admitted only if it fits every one; a refusal rolls the whole reservation back.
+ *   Settlement (and the reaper, after all its Runs) releases/commits them last.
+ * Lock order everywhere: attempt, then Run, then spend counters (counterOrder).
  */
 import type pg from 'pg';
+import { type CounterKey, counterKeys, recordedCounters } from '../../ledger/spend-caps.js';
+import { counterSettlements } from '../cap-tally.js';
 import type { ReserveInput, SettleInput } from '../port.js';
 import { type Row, runFromRow } from '../rows.js';
 import { reserveFailure, settlementAmounts } from '../rules.js';
+import { addReservationsIn, prepareCapsIn, settleCountersIn } from './caps.js';
 
 export async function reserveIn(client: pg.PoolClient, input: ReserveInput): Promise<void> {
   if (input.runId !== null) {
@@ -35,10 +41,18 @@ export async function reserveIn(client: pg.PoolClient, input: ReserveInput): Pro
       throw reserveFailure(row ? runFromRow(row) : undefined, nowIso, input.reservationMicrosUsd);
     }
   }
+  const {
+    tally,
+    counters: [counters = []],
+  } = await prepareCapsIn(client, [input]);
+  const refusal = tally.refusal(counters, input.reservationMicrosUsd);
+  if (refusal) throw refusal; // rolls the Run's reservation back with the transaction
+  tally.take(counters, input.reservationMicrosUsd);
+  await addReservationsIn(client, tally.reservations());
   await client.query(
     `INSERT INTO attempts (id, project_id, key_id, run_id, state, reservation, lease_expires_at, owner, endpoint, alias,
-       connection, profile, upstream_model, created_at)
-     VALUES ($1, $2, $3, $4, 'reserved', $5, $6, $7, $8, $9, $10, $11, $12, $13)`,
+       connection, profile, upstream_model, created_at, cap_counters)
+     VALUES ($1, $2, $3, $4, 'reserved', $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)`,
     [
       input.attemptId,
       input.projectId,
@@ -53,12 +67,23 @@ export async function reserveIn(client: pg.PoolClient, input: ReserveInput): Pro
       input.profile,
       input.upstreamModel,
       input.createdAt,
+      counters.length === 0 ? null : JSON.stringify(counterKeys(counters)),
     ],
   );
 }
 
-/** Settles an attempt whose row this transaction has locked (state 'reserved'). */
-async function settleLocked(client: pg.PoolClient, attempt: Row, input: SettleInput): Promise<void> {
+/** What a settlement does to the spend counters the attempt was admitted on. */
+interface CapSettlement {
+  counters: CounterKey[];
+  reservation: number;
+  commit: number;
+}
+
+/**
+ * Settles an attempt whose row this transaction has locked (state 'reserved'); returns what its
+ * spend counters need, which the caller applies after the Run (settleIn) or after every Run (reapIn).
+ */
+async function settleLocked(client: pg.PoolClient, attempt: Row, input: SettleInput): Promise<CapSettlement> {
   const reservation = Number(attempt.reservation);
   const amounts = settlementAmounts(input.state, reservation, input.costMicrosUsd);
   if (attempt.run_id !== null) {
@@ -102,6 +127,7 @@ async function settleLocked(client: pg.PoolClient, attempt: Row, input: SettleIn
       input.settledAt,
     ],
   );
+  return { counters: recordedCounters(attempt.cap_counters), reservation, commit: amounts.commit };
 }
 
 /** Idempotent: an attempt already settled (or unknown) is left alone. */
@@ -109,7 +135,8 @@ export async function settleIn(client: pg.PoolClient, input: SettleInput): Promi
   const found = await client.query<Row>('SELECT * FROM attempts WHERE id = $1 FOR UPDATE', [input.attemptId]);
   const attempt = found.rows[0];
   if (attempt?.state !== 'reserved') return;
-  await settleLocked(client, attempt, input);
+  const caps = await settleLocked(client, attempt, input);
+  await settleCountersIn(client, counterSettlements([caps]));
 }
 
 export async function renewLeaseIn(
@@ -136,9 +163,10 @@ export async function reapIn(client: pg.PoolClient, nowIso: string, liveOwner?: 
     liveOwner === undefined ? [nowIso] : [nowIso, liveOwner],
   );
   const nowMs = Date.parse(nowIso);
+  const caps: CapSettlement[] = [];
   for (const attempt of claimed.rows) {
     const createdMs = new Date(attempt.created_at as Date | string).getTime();
-    await settleLocked(client, attempt, {
+    const settlement = await settleLocked(client, attempt, {
       attemptId: String(attempt.id),
       state: 'unknown',
       costMicrosUsd: 0,
@@ -148,6 +176,10 @@ export async function reapIn(client: pg.PoolClient, nowIso: string, liveOwner?: 
       durationMs: Math.max(0, nowMs - createdMs),
       settledAt: nowIso,
     });
+    caps.push(settlement);
   }
+  // Counters after every Run, so the reaper (which holds several Runs) never waits for a Run while
+  // holding a counter.
+  await settleCountersIn(client, counterSettlements(caps));
   return claimed.rows.length;
 }

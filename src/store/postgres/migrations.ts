@@ -8,6 +8,7 @@
  */
 import { POSTGRES_FILES_MIGRATION } from './files-migration.js';
 import { POSTGRES_MIGRATION_JOBS_RESOURCES } from './migration-jobs-resources.js';
+import { POSTGRES_MIGRATION_KEYS_CAPS } from './migration-keys-caps.js';
 import { POSTGRES_MIGRATION_RATE_BUCKETS } from './migration-rate-buckets.js';
 import { POSTGRES_MIGRATION_REPORTS } from './migration-reports.js';
 import { POSTGRES_MIGRATION_SETTLEMENT_OUTCOMES } from './migration-settlement-outcomes.js';
@@ -176,4 +177,5 @@ CREATE TRIGGER audit_append_only_truncate BEFORE TRUNCATE ON audit
   POSTGRES_MIGRATION_SETTLEMENT_OUTCOMES,
   POSTGRES_MIGRATION_RATE_BUCKETS,
   POSTGRES_MIGRATION_REPORTS,
+  POSTGRES_MIGRATION_KEYS_CAPS,
 ];

@@ -4,6 +4,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createTestDatabase, describePostgres, type TestDatabase } from '../../../test/support/postgres.js';
 import { GatewayError, StoreUnavailableError } from '../../errors/gateway-error.js';
 import { newId } from '../../lib/ids.js';
+import { defineCapsContract } from '../contract/caps-contract.js';
 import { defineFilesContract } from '../contract/files-contract.js';
 import { defineJobsContract } from '../contract/jobs-contract.js';
 import { defineReportsContract } from '../contract/reports-contract.js';
@@ -106,6 +107,7 @@ describePostgres('postgres store', () => {
     };
   };
   defineStoreContract('postgres', openPostgres);
+  defineCapsContract('postgres', openPostgres);
   defineFilesContract('postgres', openPostgres);
   defineJobsContract('postgres', openPostgres);
   defineReportsContract('postgres', openPostgres);

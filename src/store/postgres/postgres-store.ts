@@ -50,6 +50,7 @@ import {
 import { type BatchOutcome, GroupCommit } from './group-commit.js';
 import { claimIdempotencyKey, storeIdempotentResponse } from './idempotency.js';
 import { PostgresJobs } from './jobs.js';
+import { PostgresKeys } from './keys.js';
 import { reapIn, renewLeaseIn, reserveIn, settleIn } from './ledger.js';
 import { reserveBatch, settleBatch } from './ledger-batch.js';
 import { migrate } from './migrate.js';
@@ -119,6 +120,7 @@ export class PostgresStore implements Store {
   readonly deferredResponses: PostgresDeferredResponses;
   readonly rateBuckets: PostgresRateBuckets;
   readonly reports: PostgresReports;
+  readonly keys: PostgresKeys;
 
   constructor(options: PostgresOptions) {
     this.options = options;
@@ -165,6 +167,10 @@ export class PostgresStore implements Store {
     this.deferredResponses = new PostgresDeferredResponses((work) => this.transaction(work));
     this.rateBuckets = new PostgresRateBuckets((work) => this.transaction(work));
     this.reports = new PostgresReports((text, values) => this.query(text, values));
+    this.keys = new PostgresKeys(
+      (work) => this.transaction(work),
+      (idempotency, render, write) => this.idempotent(idempotency, render, write),
+    );
   }
 
   /**

@@ -1,6 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { defineCapsContract } from '../contract/caps-contract.js';
 import { defineFilesContract } from '../contract/files-contract.js';
 import { defineJobsContract } from '../contract/jobs-contract.js';
 import { defineReportsContract } from '../contract/reports-contract.js';
@@ -24,3 +25,4 @@ defineStoreContract('sqlite', openSqlite);
 defineFilesContract('sqlite', openSqlite);
 defineJobsContract('sqlite', openSqlite);
 defineReportsContract('sqlite', openSqlite);
+defineCapsContract('sqlite', openSqlite);

@@ -8,6 +8,8 @@ import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import { GatewayError, StoreUnavailableError } from '../../errors/gateway-error.js';
+import { counterKeys, recordedCounters, reservationCounters } from '../../ledger/spend-caps.js';
+import { CapTally, counterSettlements } from '../cap-tally.js';
 import type {
   AuditEntry,
   AuditQuery,
@@ -40,10 +42,12 @@ import {
   settlementAmounts,
 } from '../rules.js';
 import { SqliteBatches } from './batches.js';
+import { addReservations, counterUsage, keyCaps, settleCounters } from './caps.js';
 import { WalCheckpointer } from './checkpointer.js';
 import { SqliteDeferredResponses } from './deferred-responses.js';
 import { SqliteFilesRepository } from './files.js';
 import { SqliteJobs } from './jobs.js';
+import { SqliteKeys } from './keys.js';
 import { SQLITE_MIGRATIONS } from './migrations.js';
 import { acquireProcessLock, type ProcessLock } from './process-lock.js';
 import { SqliteRateBuckets } from './rate-buckets.js';
@@ -83,6 +87,7 @@ export class SqliteStore implements Store {
   readonly deferredResponses: SqliteDeferredResponses;
   readonly rateBuckets: SqliteRateBuckets;
   readonly reports: SqliteReports;
+  readonly keys: SqliteKeys;
 
   constructor(options: SqliteOptions) {
     if (options.path !== ':memory:') {
@@ -120,6 +125,11 @@ export class SqliteStore implements Store {
       this.db,
       (query) => this.read(query),
       (work) => this.transaction(work),
+    );
+    this.keys = new SqliteKeys(
+      this.db,
+      (work) => this.transaction(work),
+      (idempotency, render, write) => this.idempotent(idempotency, render, write),
     );
   }
 
@@ -517,6 +527,17 @@ export class SqliteStore implements Store {
   async reserve(input: ReserveInput): Promise<void> {
     const nowIso = new Date(input.now).toISOString();
     return this.groupCommit(() => {
+      const sql = (text: string) => this.sql(text);
+      const counters = reservationCounters(
+        input.projectId,
+        input.projectCaps,
+        input.keyId,
+        keyCaps(sql, input.keyId),
+        input.now,
+      );
+      // Decide every cap before writing anything (a refused item of the group commit writes nothing).
+      const tally = new CapTally(counterUsage(sql, counters));
+      const capRefusal = tally.refusal(counters, input.reservationMicrosUsd);
       if (input.runId !== null) {
         const admitted = this.sql(
           `UPDATE runs SET reserved = reserved + ?
@@ -530,10 +551,21 @@ export class SqliteStore implements Store {
           throw reserveFailure(row ? runFromRow(row) : undefined, nowIso, input.reservationMicrosUsd);
         }
       }
+      if (capRefusal) {
+        // Only a cap refuses (the Run would have been named first): undo the Run's reservation.
+        if (input.runId !== null)
+          this.sql('UPDATE runs SET reserved = reserved - ? WHERE id = ?').run(
+            input.reservationMicrosUsd,
+            input.runId,
+          );
+        throw capRefusal;
+      }
+      tally.take(counters, input.reservationMicrosUsd);
+      addReservations(sql, tally.reservations());
       this.sql(
         `INSERT INTO attempts (id, project_id, key_id, run_id, state, reservation, lease_expires_at, owner, endpoint, alias,
-           connection, profile, upstream_model, created_at)
-         VALUES (?, ?, ?, ?, 'reserved', ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+           connection, profile, upstream_model, created_at, cap_counters)
+         VALUES (?, ?, ?, ?, 'reserved', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       ).run(
         input.attemptId,
         input.projectId,
@@ -548,6 +580,7 @@ export class SqliteStore implements Store {
         input.profile,
         input.upstreamModel,
         input.createdAt,
+        counters.length === 0 ? null : JSON.stringify(counterKeys(counters)),
       );
     });
   }
@@ -606,6 +639,12 @@ export class SqliteStore implements Store {
            unknown_attempts = unknown_attempts + ? WHERE id = ?`,
       ).run(reservation, amounts.commit, amounts.overrun, amounts.unknown, attempt.run_id);
     }
+    settleCounters(
+      (text) => this.sql(text),
+      counterSettlements([
+        { counters: recordedCounters(attempt.cap_counters), reservation, commit: amounts.commit },
+      ]),
+    );
     this.sql('UPDATE attempts SET state = ?, cost = ?, settled_at = ?, outcome = ? WHERE id = ?').run(
       input.state,
       amounts.commit,
