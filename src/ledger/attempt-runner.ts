@@ -93,7 +93,7 @@ export type StreamResult =
 /** A background call's result, settled later by its job (after its own conditional bookkeeping). */
 export type HeldResult<Answer> =
   | { kind: 'answered'; answer: Answer; settlement: Settlement }
-  | { kind: 'failed'; error: GatewayError; settlement: Settlement }
+  | { kind: 'failed'; error: GatewayError; settlement: Settlement; retryable: boolean }
   | { kind: 'aborted' };
 
 /** An attempt held by a background resource (batch, deferred response), settled by id from any process. */
@@ -282,12 +282,17 @@ export class AttemptRunner {
     const opened = await this.send(exchange, signal, undefined);
     if (!opened.ok) {
       if ('aborted' in opened) return { kind: 'aborted' };
-      return { kind: 'failed', error: opened.error, settlement: opened.settlement };
+      return {
+        kind: 'failed',
+        error: opened.error,
+        settlement: opened.settlement,
+        retryable: opened.retryable,
+      };
     }
     const read = await this.read(exchange, opened.response);
     if (read.kind === 'failed') {
       if (read.aborted) return { kind: 'aborted' };
-      return { kind: 'failed', error: read.error, settlement: read.settlement };
+      return { kind: 'failed', error: read.error, settlement: read.settlement, retryable: read.retryable };
     }
     return { kind: 'answered', answer: read.answer, settlement: read.settlement };
   }

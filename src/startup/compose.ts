@@ -122,7 +122,7 @@ export function composeServices(appDeps: AppDeps): Services {
   const running = new RunningCalls();
   const messages = new MessagesService({ config, upstreams, runner });
   const responses = new ResponsesService({ ...deps, running, messages });
-  const responseRunner = new ResponseRunner({ ...deps, running });
+  const responseRunner = new ResponseRunner({ ...deps, running, messages });
   const batches = new BatchService(deps);
   const batchJob = new BatchJob(deps);
   const jobs = config.jobs;

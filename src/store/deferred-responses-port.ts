@@ -64,7 +64,20 @@ export interface DeferredResponseRecord {
 export type DeferredPatch = Partial<
   Pick<
     DeferredResponseRecord,
-    'status' | 'startedAt' | 'completedAt' | 'error' | 'usage' | 'resultObject' | 'firstReadAt' | 'reapAt'
+    | 'status'
+    | 'startedAt'
+    | 'completedAt'
+    | 'error'
+    | 'usage'
+    | 'resultObject'
+    | 'firstReadAt'
+    | 'reapAt'
+    // A fallback to the next target of the alias moves the response to that target's attempt.
+    | 'connection'
+    | 'upstreamModel'
+    | 'price'
+    | 'attemptId'
+    | 'reservationMicrosUsd'
   >
 >;
 

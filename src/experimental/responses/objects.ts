@@ -26,3 +26,21 @@ export async function getSealedJson(objects: ObjectStore, projectId: string, key
   if (!stream) return undefined;
   return JSON.parse((await collect(stream)).toString('utf8'));
 }
+
+/**
+ * The sealed request of a background response served through the canonical model
+ * (deferred-any-wire.ts); a responses-wire one is the upstream body itself (never `kind`).
+ */
+export interface AnyWireEnvelope {
+  kind: 'canonical';
+  /** The client's responses body, max_output_tokens explicit. */
+  body: Record<string, unknown>;
+  /** Svc-Route: only the alias's target on this connection. */
+  pinned: string | null;
+}
+
+export function isAnyWireEnvelope(value: unknown): value is AnyWireEnvelope {
+  if (typeof value !== 'object' || value === null) return false;
+  const envelope = value as Record<string, unknown>;
+  return envelope.kind === 'canonical' && typeof envelope.body === 'object' && envelope.body !== null;
+}

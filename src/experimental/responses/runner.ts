@@ -9,10 +9,13 @@
  * A cancel that lands while the call runs aborts it (this process) or makes the finish a no-op
  * (another replica); the cancel settles the attempt, so it is settled exactly once either way.
  * The call is sent and classified by the attempt runner (ledger/attempt-runner.ts, which holds the
- * settlement table) and settled through it once the record is finished.
+ * settlement table) and settled through it once the record is finished. A responses-wire request is
+ * replayed as it is; an envelope (a target of another wire) goes through the canonical model, with
+ * /v1/messages' fallback, in deferred-any-wire.ts. Either way the result is stored responses-wire.
  */
 
 import type { Upstreams } from '../../gateway/connections.js';
+import type { MessagesService } from '../../gateway/messages/messages-service.js';
 import type { JobContext, JobOutcome } from '../../jobs/worker.js';
 import type { AttemptRunner } from '../../ledger/attempt-runner.js';
 import type { Settlement } from '../../ledger/ledger.js';
@@ -21,10 +24,12 @@ import type { ObjectStore } from '../../objects/port.js';
 import type { DeferredPatch, DeferredResponseRecord } from '../../store/deferred-responses-port.js';
 import type { JobRecord } from '../../store/jobs-port.js';
 import type { Store } from '../../store/port.js';
+import { runAnyWire } from './deferred-any-wire.js';
 import { ResponsesExchange } from './exchange.js';
-import { getSealedJson, putSealedJson, resultKey } from './objects.js';
+import { getSealedJson, isAnyWireEnvelope, putSealedJson, resultKey } from './objects.js';
 import type { RunningCalls } from './running-calls.js';
 import { heldOf } from './service.js';
+import type { ReadResult } from './upstream-result.js';
 
 export interface ResponseRunnerDeps {
   store: Store;
@@ -33,6 +38,7 @@ export interface ResponseRunnerDeps {
   clock: Clock;
   running: RunningCalls;
   runner: AttemptRunner;
+  messages: MessagesService;
 }
 
 interface Ending {
@@ -107,6 +113,17 @@ export class ResponseRunner {
         },
       };
     }
+    if (isAnyWireEnvelope(body)) {
+      const ending = await runAnyWire(this.deps, record, body, signal);
+      if (ending === undefined) return undefined;
+      if (ending.kind === 'failed') {
+        return {
+          patch: { status: 'failed', error: { code: ending.code, message: ending.message } },
+          settlement: ending.settlement,
+        };
+      }
+      return this.answered(record, ending.read, ending.settlement);
+    }
     const result = await this.deps.runner.exchangeHeld(
       new ResponsesExchange(connection, body, record.price),
       signal,
@@ -121,25 +138,32 @@ export class ResponseRunner {
           settlement: result.settlement,
         };
       }
-      case 'answered': {
-        const { read } = result.answer;
-        await putSealedJson(this.deps.objects, record.projectId, resultKey(record.id), read.result);
-        return {
-          patch: {
-            status: read.status,
-            completedAt: read.status === 'completed' ? this.deps.clock.now() : null,
-            error: read.error,
-            usage: read.wireUsage,
-            resultObject: resultKey(record.id),
-          },
-          settlement: result.settlement,
-        };
-      }
+      case 'answered':
+        return this.answered(record, result.answer.read, result.settlement);
       default: {
         const never: never = result;
         throw new Error(`unknown exchange result ${String(never)}`);
       }
     }
+  }
+
+  /** Seals the responses-wire result; the record's terminal patch. */
+  private async answered(
+    record: DeferredResponseRecord,
+    read: ReadResult,
+    settlement: Settlement,
+  ): Promise<Ending> {
+    await putSealedJson(this.deps.objects, record.projectId, resultKey(record.id), read.result);
+    return {
+      patch: {
+        status: read.status,
+        completedAt: read.status === 'completed' ? this.deps.clock.now() : null,
+        error: read.error,
+        usage: read.wireUsage,
+        resultObject: resultKey(record.id),
+      },
+      settlement,
+    };
   }
 
   private async finish(record: DeferredResponseRecord, ending: Ending): Promise<void> {
@@ -150,6 +174,7 @@ export class ResponseRunner {
         await this.deps.objects.delete(record.projectId, ending.patch.resultObject).catch(() => false);
       return;
     }
-    await this.deps.runner.settleHeld(heldOf(record), ending.settlement);
+    // The updated record: a fallback may have moved the response to another attempt.
+    await this.deps.runner.settleHeld(heldOf(finished), ending.settlement);
   }
 }

@@ -1,11 +1,17 @@
 /**
  * POST/GET/DELETE /v1/responses and /v1/responses/{id}/cancel (SPEC 3 "Deferred response", 4.4).
  *
- * create:  check the body -> pick the connection (Svc-Route or default; responses wire only) ->
- *          map the alias to its target on that connection -> reserve the worst case (body bytes +
- *          per-image/file bounds as input, max_output_tokens as output) ->
+ * create:  check the body -> the alias's first target (or its target on the Svc-Route connection)
+ *          decides the path:
+ *          responses wire, not streamed: the body as it is, on that target -> reserve the worst
+ *            case (body bytes + per-image/file bounds as input, max_output_tokens as output) ->
  *            synchronous: call, settle from the usage, answer (never stored);
  *            background:  seal the request, store the record (queued) with its job, answer queued.
+ *          any other wire, or streamed: through the canonical model with /v1/messages' routing ->
+ *            synchronous or streamed: any-wire.ts;
+ *            background: route now (400 when no target is eligible), reserve the first eligible
+ *              target's worst case, seal the envelope, store the record with its job; the job
+ *              translates, falls back and settles (deferred-any-wire.ts).
  * get:     no upstream call, no ledger event; Retry-After while queued or running; the first GET
  *          of a finished response moves its reaping to 15 minutes later (24 hours at most).
  * cancel:  queued -> cancelled, reservation released (nothing reached the upstream);
@@ -16,16 +22,19 @@
  * Another Project's id answers exactly like an unknown one.
  */
 import type { IncomingHttpHeaders } from 'node:http';
+import type { MessagesRequest } from '../../canonical/types.js';
 import type { Config } from '../../config/schema.js';
 import { GatewayError } from '../../errors/gateway-error.js';
 import type { Connection, Upstreams } from '../../gateway/connections.js';
 import { attachedRun } from '../../gateway/messages/call-headers.js';
 import type { MessagesService } from '../../gateway/messages/messages-service.js';
+import { skippedHeader } from '../../gateway/messages/route-plan.js';
+import { messagesAttemptPlan } from '../../gateway/messages/upstream-attempt.js';
 import { targetOn } from '../../gateway/resource-route.js';
 import type { Caller } from '../../governance/service.js';
 import type { AttemptRunner, HeldAttempt } from '../../ledger/attempt-runner.js';
 import type { AttemptPlan, Settlement } from '../../ledger/ledger.js';
-import { inputTokenBound, worstCaseCost } from '../../ledger/pricing.js';
+import { inputTokenBound, type Price, worstCaseCost } from '../../ledger/pricing.js';
 import type { Clock } from '../../lib/clock.js';
 import { newId } from '../../lib/ids.js';
 import type { ObjectStore } from '../../objects/port.js';
@@ -33,7 +42,7 @@ import { type DeferredResponseRecord, FINISHED_STATUSES } from '../../store/defe
 import type { Store } from '../../store/port.js';
 import { type AnyWireAnswer, canonicalRequestOf, serveAnyWire } from './any-wire.js';
 import { ResponsesExchange } from './exchange.js';
-import { getSealedJson, putSealedJson, requestKey, resultKey } from './objects.js';
+import { type AnyWireEnvelope, getSealedJson, putSealedJson, requestKey, resultKey } from './objects.js';
 import { checkResponsesRequest, type ResponsesCall, upstreamBody } from './request.js';
 import type { RunningCalls } from './running-calls.js';
 import { deletedView, responseView, type StoredResult } from './view.js';
@@ -41,7 +50,7 @@ import { deletedView, responseView, type StoredResult } from './view.js';
 export const RESPONSE_TTL_MS = 24 * 3600_000;
 export const REAP_AFTER_READ_MS = 15 * 60_000;
 /** Lease of a deferred response's ledger attempt: past the TTL, the reaper commits it in full. */
-const ATTEMPT_LEASE_MS = RESPONSE_TTL_MS + 3600_000;
+export const ATTEMPT_LEASE_MS = RESPONSE_TTL_MS + 3600_000;
 
 export interface ResponsesServiceDeps {
   config: Config;
@@ -91,17 +100,6 @@ const CANCELLED_QUEUED = settled('not_sent', 'cancelled_queued');
 const CANCELLED_RUNNING = settled('cancelled_running', 'cancelled');
 const EXPIRED_RUNNING = settled('unknown', 'expired');
 
-/** The alias's responses-wire target connection: the named default if the alias has it, else its first. */
-function responsesTarget(
-  alias: { targets: ReadonlyArray<{ connection: Connection }> },
-  preferred: string | undefined,
-): Connection | undefined {
-  const candidates = alias.targets
-    .map((target) => target.connection)
-    .filter((connection) => connection.row.primitive === 'responses');
-  return candidates.find((connection) => connection.name === preferred) ?? candidates[0];
-}
-
 /** The connection Svc-Route names, if any (400 when it names none configured). */
 function pinnedConnection(upstreams: Upstreams, headers: IncomingHttpHeaders): Connection | undefined {
   const header = headers['svc-route'];
@@ -144,22 +142,13 @@ export class ResponsesService {
     }
     const first = pinned ?? alias.targets[0]!.connection;
     if (first.row.primitive === 'responses' && !request.stream) {
-      return { kind: 'json', ...(await this.asIs(call, runId, request, first)) };
+      // A pinned connection without a target of the alias is the header's fault, as on other wires.
+      const param = pinned ? 'svc-route' : 'model';
+      return { kind: 'json', ...(await this.asIs(call, runId, request, first, param)) };
     }
-    // Background responses are replayed on the responses wire only: without a pin, the alias's
-    // responses-wire target serves them (the configured default connection's first).
-    const keeper =
-      request.background && !pinned
-        ? responsesTarget(alias, config.endpoints.default_connections.responses)
-        : undefined;
-    if (keeper) return { kind: 'json', ...(await this.asIs(call, runId, request, keeper)) };
     const canonical = canonicalRequestOf(request.body, config.responses.default_max_output_tokens);
     if (request.background) {
-      throw new GatewayError(
-        'unsupported_field',
-        `background: model ${request.model} is served by connection ${first.name} (${first.row.primitive} wire); background responses are kept only for responses-wire targets`,
-        { param: 'background' },
-      );
+      return { kind: 'json', ...(await this.deferAnyWire(call, runId, request, canonical, pinned?.name)) };
     }
     return serveAnyWire(this.deps.messages, this.deps.clock, canonical, {
       caller: call.caller,
@@ -176,9 +165,10 @@ export class ResponsesService {
     runId: string | null,
     request: ResponsesCall,
     connection: Connection,
+    param: string,
   ): Promise<ServiceAnswer> {
-    const { config, upstreams, clock } = this.deps;
-    const target = targetOn(upstreams, request.model, connection, 'model');
+    const { config, upstreams } = this.deps;
+    const target = targetOn(upstreams, request.model, connection, param);
     const inputBound = inputTokenBound(
       {
         bodyBytes: call.bodyBytes,
@@ -226,6 +216,68 @@ export class ResponsesService {
       return { headers: { ...headers, 'svc-attempt-id': result.attemptId }, body: reply };
     }
 
+    return this.defer(call, runId, plan, target.price, body, headers);
+  }
+
+  /**
+   * A background response through the canonical model: routed now like /v1/messages (the routed-away
+   * targets observed and named in Svc-Route-Skipped), its first eligible target's worst case held.
+   */
+  private async deferAnyWire(
+    call: CreateCall,
+    runId: string | null,
+    request: ResponsesCall,
+    canonical: MessagesRequest,
+    pinned: string | undefined,
+  ): Promise<ServiceAnswer> {
+    const { alias, plan, inputBoundTokens } = this.deps.messages.route({
+      request: canonical,
+      mode: 'portable',
+      betaHeader: undefined,
+      bodyBytes: Buffer.byteLength(JSON.stringify(canonical)),
+      connection: pinned,
+    });
+    for (const away of plan.skipped) {
+      this.deps.runner.routedAway(alias.alias, away.connection, away.reasons.join('; '));
+    }
+    const planned = plan.eligible[0]!;
+    const attemptPlan = messagesAttemptPlan({
+      planned,
+      mode: 'portable',
+      request: canonical,
+      rawBody: {},
+      betaTokens: [],
+      inputBoundTokens,
+      subject: {
+        projectId: call.caller.projectId,
+        keyId: call.caller.keyId,
+        runId,
+        endpoint: '/v1/responses',
+        alias: alias.alias,
+      },
+      clientSignal: call.clientSignal,
+    });
+    const { background: _background, stream: _stream, ...body } = request.body;
+    const envelope: AnyWireEnvelope = {
+      kind: 'canonical',
+      body: { ...body, max_output_tokens: request.maxOutputTokens },
+      pinned: pinned ?? null,
+    };
+    const headers: Record<string, string> = { 'svc-route': planned.target.connection.name };
+    if (plan.skipped.length > 0) headers['svc-route-skipped'] = skippedHeader(plan.skipped);
+    return this.defer(call, runId, attemptPlan, planned.target.price, envelope, headers);
+  }
+
+  /** Holds the attempt, seals the request, stores the record (queued) with its job; answers queued. */
+  private async defer(
+    call: CreateCall,
+    runId: string | null,
+    plan: AttemptPlan,
+    price: Price,
+    sealedRequest: unknown,
+    headers: Record<string, string>,
+  ): Promise<ServiceAnswer> {
+    const { clock } = this.deps;
     try {
       this.deps.objects.requireSealing('background responses');
     } catch (error) {
@@ -239,9 +291,9 @@ export class ResponsesService {
       projectId: call.caller.projectId,
       keyId: call.caller.keyId,
       runId,
-      connection: connection.name,
-      model: request.model,
-      upstreamModel: target.upstreamModel,
+      connection: plan.connection,
+      model: plan.alias,
+      upstreamModel: plan.upstreamModel,
       status: 'queued',
       createdAt: now,
       startedAt: null,
@@ -250,14 +302,14 @@ export class ResponsesService {
       usage: null,
       requestObject: requestKey(id),
       resultObject: null,
-      price: target.price,
+      price,
       attemptId: held.attemptId,
-      reservationMicrosUsd: reservation,
+      reservationMicrosUsd: plan.reservationMicrosUsd,
       firstReadAt: null,
       reapAt: now + RESPONSE_TTL_MS,
     };
     try {
-      await putSealedJson(this.deps.objects, record.projectId, record.requestObject, body);
+      await putSealedJson(this.deps.objects, record.projectId, record.requestObject, sealedRequest);
       await this.deps.store.deferredResponses.create(record, now);
     } catch (error) {
       await this.deps.runner.settleHeld(held, NOT_STORED);
@@ -328,7 +380,8 @@ export class ResponsesService {
           });
           if (!cancelled) continue;
           this.deps.running.abort(id);
-          await this.deps.runner.settleHeld(heldOf(record), CANCELLED_RUNNING);
+          // The updated record: a fallback may have moved the response to another attempt.
+          await this.deps.runner.settleHeld(heldOf(cancelled), CANCELLED_RUNNING);
           return { headers: {}, body: responseView(cancelled, undefined) };
         }
         case 'completed':
@@ -381,7 +434,7 @@ export class ResponsesService {
       if (ended) {
         this.deps.running.abort(record.id);
         await this.deps.runner.settleHeld(
-          heldOf(record),
+          heldOf(ended),
           record.status === 'queued' ? CANCELLED_QUEUED : EXPIRED_RUNNING,
         );
       }

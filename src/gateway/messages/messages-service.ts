@@ -124,7 +124,16 @@ export class MessagesService {
    * serves an alias whose targets speak another wire: `endpoint` names the ledger's endpoint and
    * `connection` pins one target, as Svc-Route does there).
    */
-  async serve(input: ServeInput): Promise<MessagesOutcome> {
+  /**
+   * The route of a validated request without calling anything: its eligible targets in order (the
+   * alias pinned to `connection` when given), those routed away with reasons, and the input bound
+   * its reservations are priced from. Background responses plan here and call later (their job).
+   */
+  route(input: Pick<ServeInput, 'request' | 'mode' | 'betaHeader' | 'bodyBytes' | 'connection'>): {
+    alias: Alias;
+    plan: RoutePlan;
+    inputBoundTokens: number;
+  } {
     const { request, mode } = input;
     const alias = pinned(this.alias(request.model), input.connection);
     const betaTokens = parseBetaHeader(input.betaHeader);
@@ -144,6 +153,12 @@ export class MessagesService {
       },
       { imageTokens: ledger.image_input_bound_tokens, documentTokens: ledger.document_input_bound_tokens },
     );
+    return { alias, plan, inputBoundTokens };
+  }
+
+  async serve(input: ServeInput): Promise<MessagesOutcome> {
+    const { request, mode } = input;
+    const { alias, plan, inputBoundTokens } = this.route(input);
     const skipped = [...plan.skipped];
     const { runner } = this.deps;
     for (const away of plan.skipped) runner.routedAway(alias.alias, away.connection, away.reasons.join('; '));

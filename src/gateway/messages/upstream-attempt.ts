@@ -168,11 +168,16 @@ class MessagesExchange implements UpstreamExchange<unknown>, StreamReader {
   }
 }
 
-/** Runs one attempt on one target through the attempt runner. */
-export async function runMessagesAttempt(runner: AttemptRunner, input: AttemptInput): Promise<AttemptResult> {
+/** One attempt's exchange, for a caller that reserves and settles the attempt itself (background responses). */
+export function messagesExchange(input: AttemptInput): UpstreamExchange<unknown> {
+  return new MessagesExchange(input);
+}
+
+/** One attempt's ledger plan: its labels and the worst case at the target's price. */
+export function messagesAttemptPlan(input: AttemptInput): AttemptPlan {
   const { target } = input.planned;
   const { connection } = target;
-  const plan: AttemptPlan = {
+  return {
     projectId: input.subject.projectId,
     keyId: input.subject.keyId,
     runId: input.subject.runId,
@@ -185,6 +190,11 @@ export async function runMessagesAttempt(runner: AttemptRunner, input: AttemptIn
     streamed: input.request.stream === true,
     reservationMicrosUsd: worstCaseCost(target.price, input.inputBoundTokens, input.request.max_tokens),
   };
+}
+
+/** Runs one attempt on one target through the attempt runner. */
+export async function runMessagesAttempt(runner: AttemptRunner, input: AttemptInput): Promise<AttemptResult> {
+  const plan = messagesAttemptPlan(input);
   const exchange = new MessagesExchange(input);
   if (plan.streamed) {
     const result: StreamResult = await runner.callStreamed(plan, exchange, input.clientSignal);

@@ -1,0 +1,204 @@
+/**
+ * Background responses on an alias target of any wire (issue 15): the job's half of what
+ * any-wire.ts does for synchronous calls. The sealed request is an envelope (the client's responses
+ * body with its output bound explicit, and the Svc-Route pin); the job translates it to the
+ * canonical model and routes it exactly as /v1/messages would (MessagesService.route), from the
+ * target whose attempt the record holds onwards:
+ *   try the target with the held attempt -> a retryable failure (nothing billed, or refused):
+ *   settle that attempt, reserve a held attempt for the next eligible target, move the record to it
+ *   (conditional on in_progress: a cancel that won ends the job, the new attempt released) -> ...
+ *   an answer: the canonical message translated into a Response object (outbound-response.ts),
+ *   read like a responses-wire answer, settled at that target's price from its usage.
+ * The record always names the attempt in flight, so a cancel, the reaper or a restarted job
+ * (interrupted) settles the right one. A process dying between reserving the next attempt and
+ * recording it leaves that reservation to the ledger's reaper (committed in full at its lease).
+ */
+import type { MessageResponse, MessagesRequest } from '../../canonical/types.js';
+import { GatewayError } from '../../errors/gateway-error.js';
+import type { MessagesService } from '../../gateway/messages/messages-service.js';
+import type { PlannedTarget } from '../../gateway/messages/route-plan.js';
+import {
+  type AttemptInput,
+  messagesAttemptPlan,
+  messagesExchange,
+} from '../../gateway/messages/upstream-attempt.js';
+import type { AttemptRunner } from '../../ledger/attempt-runner.js';
+import type { Settlement } from '../../ledger/ledger.js';
+import { type Clock, unixSeconds } from '../../lib/clock.js';
+import { canonicalToResponsesResponse } from '../../primitives/responses/outbound-response.js';
+import type { DeferredResponseRecord } from '../../store/deferred-responses-port.js';
+import type { Store } from '../../store/port.js';
+import { canonicalRequestOf } from './any-wire.js';
+import type { AnyWireEnvelope } from './objects.js';
+import { ATTEMPT_LEASE_MS, heldOf } from './service.js';
+import { type ReadResult, readUpstreamResult } from './upstream-result.js';
+
+export type AnyWireEnding =
+  | { kind: 'answered'; read: ReadResult; settlement: Settlement }
+  | { kind: 'failed'; code: string; message: string; settlement: Settlement }
+  /** Aborted (a cancel or a stopping worker decides) or moved away from by a cancel. */
+  | undefined;
+
+export interface AnyWireJobDeps {
+  store: Store;
+  runner: AttemptRunner;
+  messages: MessagesService;
+  clock: Clock;
+}
+
+const notSent = (errorType: string): Settlement => ({
+  outcome: 'not_sent',
+  costMicrosUsd: 0,
+  usage: null,
+  httpStatus: null,
+  errorType,
+});
+
+/** The failed record's error code: the client-facing class of the last failure. */
+function failureCode(error: GatewayError): string {
+  return error.code === 'upstream_error' ? 'upstream_error' : 'upstream_unavailable';
+}
+
+export async function runAnyWire(
+  deps: AnyWireJobDeps,
+  record: DeferredResponseRecord,
+  envelope: AnyWireEnvelope,
+  signal: AbortSignal,
+): Promise<AnyWireEnding> {
+  let route: ReturnType<MessagesService['route']>;
+  let request: MessagesRequest;
+  try {
+    request = canonicalRequestOf(envelope.body, undefined);
+    route = deps.messages.route({
+      request,
+      mode: 'portable',
+      betaHeader: undefined,
+      bodyBytes: Buffer.byteLength(JSON.stringify(request)),
+      connection: envelope.pinned ?? undefined,
+    });
+  } catch (error) {
+    if (!(error instanceof GatewayError)) throw error;
+    return {
+      kind: 'failed',
+      code: 'unavailable',
+      message: error.message,
+      settlement: notSent('unavailable'),
+    };
+  }
+  const { plan, inputBoundTokens } = route;
+  const start = plan.eligible.findIndex(
+    (planned) =>
+      planned.target.connection.name === record.connection &&
+      planned.target.upstreamModel === record.upstreamModel,
+  );
+  if (start < 0) {
+    return {
+      kind: 'failed',
+      code: 'unavailable',
+      message: `model ${record.model} no longer has an eligible target on connection ${record.connection}`,
+      settlement: notSent('unavailable'),
+    };
+  }
+  const targets = plan.eligible.slice(start);
+  const inputOf = (planned: PlannedTarget): AttemptInput => ({
+    planned,
+    mode: 'portable',
+    request,
+    rawBody: request as unknown as Record<string, unknown>,
+    betaTokens: [],
+    inputBoundTokens,
+    subject: {
+      projectId: record.projectId,
+      keyId: record.keyId,
+      runId: record.runId,
+      endpoint: '/v1/responses',
+      alias: record.model,
+    },
+    clientSignal: signal,
+  });
+  let current = record;
+  for (const [index, planned] of targets.entries()) {
+    const input = inputOf(planned);
+    const result = await deps.runner.exchangeHeld(messagesExchange(input), signal);
+    switch (result.kind) {
+      case 'aborted':
+        return undefined;
+      case 'answered': {
+        const object = canonicalToResponsesResponse(result.answer as MessageResponse, {
+          responseId: record.id,
+          createdAt: unixSeconds(record.createdAt),
+          completedAt: unixSeconds(deps.clock.now()),
+          model: record.model,
+          background: true,
+          request: envelope.body,
+        });
+        return { kind: 'answered', read: readUpstreamResult(object), settlement: result.settlement };
+      }
+      case 'failed': {
+        const next = targets[index + 1];
+        const failed: AnyWireEnding = {
+          kind: 'failed',
+          code: failureCode(result.error),
+          message: result.error.message,
+          settlement: result.settlement,
+        };
+        if (!result.retryable || next === undefined || signal.aborted) return failed;
+        const moved = await moveTo(deps, current, next, inputOf(next), result.settlement);
+        if (moved.kind !== 'moved') return moved.kind === 'gone' ? undefined : moved.ending;
+        deps.runner.fallback(
+          record.model,
+          planned.target.connection.name,
+          next.target.connection.name,
+          result.error.code,
+        );
+        current = moved.record;
+        break;
+      }
+      default: {
+        const never: never = result;
+        throw new Error(`unknown exchange result ${String(never)}`);
+      }
+    }
+  }
+  throw new Error('unreachable: the last target returns');
+}
+
+type Move =
+  | { kind: 'moved'; record: DeferredResponseRecord }
+  | { kind: 'gone' }
+  | { kind: 'refused'; ending: AnyWireEnding };
+
+/** Settles the failed attempt, holds one for the next target and records it (see the header). */
+async function moveTo(
+  deps: AnyWireJobDeps,
+  record: DeferredResponseRecord,
+  next: PlannedTarget,
+  input: AttemptInput,
+  failedSettlement: Settlement,
+): Promise<Move> {
+  await deps.runner.settleHeld(heldOf(record), failedSettlement);
+  const plan = messagesAttemptPlan(input);
+  let held: Awaited<ReturnType<AttemptRunner['reserveHeld']>>;
+  try {
+    held = await deps.runner.reserveHeld(plan, record.id, ATTEMPT_LEASE_MS);
+  } catch (error) {
+    if (!(error instanceof GatewayError)) throw error;
+    // The failed attempt is settled already; the finish's settlement of it is a no-op.
+    return {
+      kind: 'refused',
+      ending: { kind: 'failed', code: error.code, message: error.message, settlement: failedSettlement },
+    };
+  }
+  const moved = await deps.store.deferredResponses.update(record.id, ['in_progress'], {
+    connection: next.target.connection.name,
+    upstreamModel: next.target.upstreamModel,
+    price: next.target.price,
+    attemptId: held.attemptId,
+    reservationMicrosUsd: plan.reservationMicrosUsd,
+  });
+  if (!moved) {
+    await deps.runner.settleHeld(held, notSent('cancelled_before_fallback'));
+    return { kind: 'gone' };
+  }
+  return { kind: 'moved', record: moved };
+}
