@@ -219,9 +219,9 @@ function checkEndpoints(config: Config): string[] {
 }
 
 /**
- * A default connection of a resource endpoint must serve it. Media endpoints take their connection
- * from the model alias (Svc-Route still pins one of its connections), so a default there would do
- * nothing and is refused.
+ * A default connection of a resource endpoint must serve it. Media endpoints and /v1/responses take
+ * their connection from the model alias (Svc-Route still pins one of its connections), so a default
+ * there would do nothing and is refused.
  */
 function checkResourceDefaults(config: Config): string[] {
   const problems: string[] = [];
@@ -230,6 +230,12 @@ function checkResourceDefaults(config: Config): string[] {
     if ((MEDIA_ENDPOINTS as readonly string[]).includes(endpoint)) {
       problems.push(
         `${at}: not used: the model alias of a ${endpoint} request names its connection (add a media alias under models; Svc-Route pins one of its connections). Remove this line.`,
+      );
+      continue;
+    }
+    if (endpoint === 'responses') {
+      problems.push(
+        `${at}: not used: POST /v1/responses is served by its model alias's first target, whatever its wire (Svc-Route pins one of the alias's connections). Remove this line.`,
       );
       continue;
     }

@@ -124,7 +124,7 @@ describePostgres('two replicas on one PostgreSQL database and one S3 bucket', ()
         },
       ],
       endpoints: {
-        default_connections: { files: 'sim-vendora', batches: 'sim-vendora', responses: 'sim-responses' },
+        default_connections: { files: 'sim-vendora', batches: 'sim-vendora' },
       },
       responses: { default_max_output_tokens: 64 },
       ledger: { lease_seconds: 5, reaper_interval_seconds: 1 },

@@ -44,6 +44,12 @@ describe('resource configuration', () => {
     );
   });
 
+  it('refuses a default connection for /v1/responses (served by the alias whatever its wire)', () => {
+    expect(() => config({ endpoints: { default_connections: { responses: 'sim-responses' } } })).toThrow(
+      /default_connections\/responses: not used: POST \/v1\/responses is served by its model alias's first target/,
+    );
+  });
+
   it('refuses to start with a missing or malformed sealing key, and needs one for sealed features', () => {
     const sealed = config({ objects: { sealing_key_env: 'SVC_SEALING_KEY' } });
     expect(() => openObjectStore(sealed, {})).toThrow(/SVC_SEALING_KEY is not set/);

@@ -55,7 +55,6 @@ export function deferredConfig(simUrl: string): Record<string, unknown> {
       { alias: 'resp-slow', targets: [{ connection: 'sim-responses', model: 'sim-slow', price: PRICE }] },
     ],
     objects: { sealing_key_env: 'SVC_TEST_SEALING_KEY' },
-    endpoints: { default_connections: { responses: 'sim-responses' } },
   };
 }
 
