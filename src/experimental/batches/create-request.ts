@@ -1,15 +1,16 @@
 /**
- * POST /v1/batches body checks (pure): input_file_id, endpoint (only `/v1/messages`: the lines are
- * Messages requests), completion_window (only `24h`: the one window every carrier has; the
+ * POST /v1/batches body checks (pure): input_file_id, endpoint (`/v1/messages` or
+ * `/v1/chat/completions`: the format of every line, lines.ts), completion_window (only `24h`: the one window every carrier has; the
  * vendora-wire carrier expires a batch 24 hours after creation and accepts no other value), and
  * metadata (at most 16 string pairs, keys up to 64 and values up to 512 characters). Unknown
  * fields are refused.
  */
 import { GatewayError } from '../../errors/gateway-error.js';
+import { CHAT_LINES, type LineFormat, MESSAGES_LINES } from './lines.js';
 
 export interface BatchCreateBody {
   inputFileId: string;
-  endpoint: '/v1/messages';
+  endpoint: LineFormat;
   completionWindow: '24h';
   metadata: Record<string, string> | null;
 }
@@ -27,14 +28,17 @@ export function checkBatchCreate(body: unknown): BatchCreateBody {
     if (!FIELDS.has(name)) throw invalid(`${name}: unknown field`, name);
   if (typeof fields.input_file_id !== 'string' || fields.input_file_id === '')
     throw invalid('input_file_id: required', 'input_file_id');
-  if (fields.endpoint !== '/v1/messages') {
-    throw invalid('endpoint: must be /v1/messages (batch lines are Messages requests)', 'endpoint');
+  if (fields.endpoint !== MESSAGES_LINES && fields.endpoint !== CHAT_LINES) {
+    throw invalid(
+      `endpoint: must be ${MESSAGES_LINES} or ${CHAT_LINES} (the format of the input file's lines)`,
+      'endpoint',
+    );
   }
   if (fields.completion_window !== '24h')
     throw invalid('completion_window: must be 24h', 'completion_window');
   return {
     inputFileId: fields.input_file_id,
-    endpoint: '/v1/messages',
+    endpoint: fields.endpoint,
     completionWindow: '24h',
     metadata: checkMetadata(fields.metadata),
   };

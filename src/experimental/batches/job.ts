@@ -30,6 +30,7 @@ import type { BatchError, BatchPatch, BatchRecord, BatchStatus } from '../../sto
 import type { JobRecord } from '../../store/jobs-port.js';
 import type { Store } from '../../store/port.js';
 import { newIds, payloadKey } from './ids.js';
+import { CHAT_LINES, MESSAGES_LINES } from './lines.js';
 import { heldOf } from './service.js';
 import { buildOutputs } from './translate.js';
 import {
@@ -206,7 +207,13 @@ export class BatchJob {
         'unknown',
       );
     }
-    const outputs = buildOutputs(batch.lines, read.results, bindingFor(this.connection(batch).row), newIds());
+    const outputs = buildOutputs(
+      batch.lines,
+      read.results,
+      bindingFor(this.connection(batch).row),
+      newIds(),
+      batch.endpoint === CHAT_LINES ? CHAT_LINES : MESSAGES_LINES,
+    );
     const outputFileId = await this.writeFile(
       finalizing,
       finalizing.outputFileId!,

@@ -1,11 +1,20 @@
 /**
  * The input file's lines, parsed and checked against the ONE connection the batch goes to, before
- * the batch exists (SPEC 4.4 batch rule 1). Each line is vendorb-batch JSONL:
- *   {"custom_id": "...", "method": "POST", "url": "/v1/messages", "body": <a /v1/messages request>}
- * A line passes when its body validates in portable mode, is not streaming, names a model alias
- * with a target on the connection, and the connection's profile can carry it (the route planner
- * with a one-target alias, reasons included). The first line that fails fails the request, naming
- * its line number (1-based) and custom_id. Each line's worst case is priced from its body bytes.
+ * the batch exists (SPEC 4.4 batch rule 1). Each line is vendorb-batch JSONL
+ *   {"custom_id": "...", "method": "POST", "url": <the batch's endpoint>, "body": <a request>}
+ * in one of two formats, chosen by the batch's `endpoint` (every line's url must equal it):
+ *   /v1/messages          a /v1/messages request, on any batch connection: it passes when it
+ *                         validates in portable mode, is not streaming, names a model alias with a
+ *                         target on the connection, and the connection's profile can carry it (the
+ *                         route planner with a one-target alias, reasons included); translated to
+ *                         the connection's wire.
+ *   /v1/chat/completions  a chat-completions request, on a chat-completions connection only (its
+ *                         own line format): the pure check of primitives/chat-completions/
+ *                         batch-line.ts (model, messages, no stream, an output bound, no audio) and
+ *                         a model alias with a target on the connection; forwarded as it is with
+ *                         only the model replaced.
+ * The first line that fails fails the request, naming its line number (1-based) and custom_id.
+ * Each line's worst case is priced from its body bytes and its output bound.
  */
 
 import type { MessagesRequest } from '../../canonical/types.js';
@@ -16,17 +25,25 @@ import {
 } from '../../canonical/validate-messages.js';
 import type { Config } from '../../config/schema.js';
 import { GatewayError } from '../../errors/gateway-error.js';
-import type { Connection, Upstreams } from '../../gateway/connections.js';
+import type { Connection, ModelTarget, Upstreams } from '../../gateway/connections.js';
 import { planPortable } from '../../gateway/messages/route-plan.js';
 import { inputTokenBound, worstCaseCost } from '../../ledger/pricing.js';
+import { ChatLineError, checkChatBatchBody } from '../../primitives/chat-completions/batch-line.js';
 import type { BatchLinePlan } from '../../store/batches-port.js';
 
-export interface CheckedLine {
+/** The batch endpoints, each naming its line format. */
+export const MESSAGES_LINES = '/v1/messages';
+export const CHAT_LINES = '/v1/chat/completions';
+export type LineFormat = typeof MESSAGES_LINES | typeof CHAT_LINES;
+
+export type CheckedLine = {
   lineNumber: number;
   customId: string;
-  request: MessagesRequest;
   plan: BatchLinePlan;
-}
+} & (
+  | { format: typeof MESSAGES_LINES; request: MessagesRequest }
+  | { format: typeof CHAT_LINES; body: Record<string, unknown> }
+);
 
 const CUSTOM_ID = /^[A-Za-z0-9_-]{1,64}$/;
 export const MAX_LINES = 50_000;
@@ -40,6 +57,7 @@ function lineError(lineNumber: number, customId: string | undefined, reason: str
 
 export function checkLines(
   content: string,
+  format: LineFormat,
   connection: Connection,
   upstreams: Upstreams,
   config: Config,
@@ -53,7 +71,7 @@ export function checkLines(
     const lineNumber = index + 1;
     if (checked.length >= MAX_LINES)
       throw lineError(lineNumber, undefined, `a batch holds at most ${MAX_LINES} lines`);
-    checked.push(checkLine(text, lineNumber, seen, connection, upstreams, config));
+    checked.push(checkLine(text, lineNumber, seen, format, connection, upstreams, config));
   }
   if (checked.length === 0)
     throw new GatewayError('invalid_request', 'input_file_id: the input file holds no lines', {
@@ -66,6 +84,7 @@ function checkLine(
   text: string,
   lineNumber: number,
   seen: Set<string>,
+  format: LineFormat,
   connection: Connection,
   upstreams: Upstreams,
   config: Config,
@@ -90,7 +109,10 @@ function checkLine(
       throw lineError(lineNumber, customId, `${name}: unknown field`);
   }
   if (line.method !== 'POST') throw lineError(lineNumber, customId, 'method: must be POST');
-  if (line.url !== '/v1/messages') throw lineError(lineNumber, customId, 'url: must be /v1/messages');
+  if (line.url !== format)
+    throw lineError(lineNumber, customId, `url: must be ${format} (the batch's endpoint)`);
+  if (format === CHAT_LINES)
+    return checkChatLine(line.body, lineNumber, customId, connection, upstreams, config);
   let request: MessagesRequest;
   try {
     request = validateMessagesRequest(line.body, 'portable');
@@ -100,15 +122,7 @@ function checkLine(
   }
   if (request.stream === true)
     throw lineError(lineNumber, customId, 'body.stream: batch requests cannot stream');
-  const target = upstreams.aliases
-    .get(request.model)
-    ?.targets.find((candidate) => candidate.connection.name === connection.name);
-  if (!target)
-    throw lineError(
-      lineNumber,
-      customId,
-      `model: ${request.model} has no target on connection ${connection.name}`,
-    );
+  const target = targetFor(request.model, lineNumber, customId, connection, upstreams);
   try {
     planPortable(request, { alias: request.model, targets: [target] }, [], providerExecutedTools(request));
   } catch (error) {
@@ -131,6 +145,7 @@ function checkLine(
   return {
     lineNumber,
     customId,
+    format: MESSAGES_LINES,
     request,
     plan: {
       customId,
@@ -138,6 +153,57 @@ function checkLine(
       upstreamModel: target.upstreamModel,
       price: target.price,
       worstCaseMicrosUsd: worstCaseCost(target.price, inputBound, request.max_tokens),
+    },
+  };
+}
+
+function targetFor(
+  model: string,
+  lineNumber: number,
+  customId: string,
+  connection: Connection,
+  upstreams: Upstreams,
+): ModelTarget {
+  const target = upstreams.aliases
+    .get(model)
+    ?.targets.find((candidate) => candidate.connection.name === connection.name);
+  if (!target)
+    throw lineError(lineNumber, customId, `model: ${model} has no target on connection ${connection.name}`);
+  return target;
+}
+
+/** A line in the chat connection's own format: the pure check, the alias's target, the worst case. */
+function checkChatLine(
+  body: unknown,
+  lineNumber: number,
+  customId: string,
+  connection: Connection,
+  upstreams: Upstreams,
+  config: Config,
+): CheckedLine {
+  let facts: ReturnType<typeof checkChatBatchBody>;
+  try {
+    facts = checkChatBatchBody(body);
+  } catch (error) {
+    if (error instanceof ChatLineError) throw lineError(lineNumber, customId, error.message);
+    throw error;
+  }
+  const target = targetFor(facts.model, lineNumber, customId, connection, upstreams);
+  const inputBound = inputTokenBound(facts, {
+    imageTokens: config.ledger.image_input_bound_tokens,
+    documentTokens: config.ledger.document_input_bound_tokens,
+  });
+  return {
+    lineNumber,
+    customId,
+    format: CHAT_LINES,
+    body: body as Record<string, unknown>,
+    plan: {
+      customId,
+      alias: facts.model,
+      upstreamModel: target.upstreamModel,
+      price: target.price,
+      worstCaseMicrosUsd: worstCaseCost(target.price, inputBound, facts.maxOutputTokens),
     },
   };
 }

@@ -3,8 +3,9 @@
  *
  * create: Idempotency-Key (governance semantics; replays answer 200 with the stored record) ->
  *   body checks -> connection (Svc-Route or endpoints.default_connections.batches): a vendora-wire
- *   connection carries the requests inline (message batches), a chat-completions one gets a
- *   translated input file (chat batches), others have no batch API -> the input file (this
+ *   connection carries the requests inline (message batches), a chat-completions one gets an input
+ *   file (chat batches: messages lines translated, chat lines as they are), others have no batch
+ *   API; `endpoint` /v1/chat/completions (chat lines) only on a chat-completions one -> the input file (this
  *   Project, purpose batch) -> every line checked against the connection (lines.ts; the first
  *   uncarriable line fails the request) -> the upstream payload translated and kept as an object ->
  *   one ledger attempt reserving the sum of the lines' worst cases (owned by the batch's job, so a
@@ -34,7 +35,7 @@ import type { BatchCarrier, BatchRecord } from '../../store/batches-port.js';
 import type { Store } from '../../store/port.js';
 import { checkBatchCreate } from './create-request.js';
 import { newIds, payloadKey } from './ids.js';
-import { checkLines } from './lines.js';
+import { CHAT_LINES, checkLines, MESSAGES_LINES } from './lines.js';
 import { chatBatchInput, messageBatchPayload } from './translate.js';
 import { batchView } from './view.js';
 
@@ -119,6 +120,13 @@ export class BatchService {
       'batches',
     );
     const carrier = carrierOf(connection);
+    if (body.endpoint === CHAT_LINES && carrier !== 'chat-batches') {
+      throw new GatewayError(
+        'invalid_request',
+        `endpoint: ${CHAT_LINES} lines are the batch format of a chat-completions connection; connection ${connection.name} (profile ${connection.row.id}) takes ${MESSAGES_LINES} lines`,
+        { param: 'endpoint' },
+      );
+    }
     const { projectId, keyId } = call.caller;
     const now = clock.now();
     const idempotency = idempotencyFor({
@@ -152,7 +160,7 @@ export class BatchService {
       throw new GatewayError('resource_not_found', `No file with id ${body.inputFileId}.`, {
         param: 'input_file_id',
       });
-    const lines = checkLines(await readText(content), connection, upstreams, config);
+    const lines = checkLines(await readText(content), body.endpoint, connection, upstreams, config);
     for (const line of lines) requireModel(call.caller, { model: line.plan.alias });
     const binding = bindingFor(connection.row);
     const payload =

@@ -1,8 +1,10 @@
 /**
  * Batch translations (pure; ids are injected). Outbound: checked lines -> the upstream's batch
- * payload (message batches: inline requests; chat batches: a JSONL input file). Inbound: the
- * upstream's result lines -> our output file (vendorb batch output lines whose body is a
- * /v1/messages response) and error file, the request counts, and the cost of what succeeded.
+ * payload (message batches: inline requests; chat batches: a JSONL input file, messages lines
+ * translated, chat lines as they came with the target's model id). Inbound: the upstream's result
+ * lines -> our output file (vendorb batch output lines whose body is in the input lines' format: a
+ * /v1/messages response, or the upstream's chat completion with the alias as its model) and error
+ * file, the request counts, and the cost of what succeeded.
  *
  * Cost: each succeeded line at its own target's price from the usage it reports; a succeeded line
  * whose answer cannot be read is counted at its worst case (never below what it may have cost).
@@ -11,12 +13,13 @@
 import type { Usage } from '../../canonical/types.js';
 import type { PrimitiveBinding } from '../../gateway/primitive-registry.js';
 import { actualCost } from '../../ledger/pricing.js';
+import { withUpstreamModel } from '../../primitives/chat-completions/batch-line.js';
 import { chatBatchLine } from '../../primitives/chat-completions/batch-lines.js';
 import { messageBatchRequest } from '../../primitives/messages/batch-lines.js';
 import type { LineResult } from '../../primitives/shared/batch-lines.js';
 import type { BatchLinePlan, BatchRequestCounts } from '../../store/batches-port.js';
 import type { AttemptUsage } from '../../store/port.js';
-import type { CheckedLine } from './lines.js';
+import { CHAT_LINES, type CheckedLine, type LineFormat } from './lines.js';
 
 export interface Ids {
   requestId(): string;
@@ -43,6 +46,8 @@ export function messageBatchPayload(
 ): { requests: unknown[] } {
   return {
     requests: lines.map((line) => {
+      // The service accepts chat lines only for a chat-completions connection.
+      if (line.format === CHAT_LINES) throw new Error('chat lines have no message-batches form');
       const wire = binding.primitive.buildRequest(
         line.request,
         context(line.plan, ids.messageId()),
@@ -57,6 +62,10 @@ export function messageBatchPayload(
 export function chatBatchInput(lines: CheckedLine[], binding: PrimitiveBinding, ids: Ids): string {
   return lines
     .map((line) => {
+      if (line.format === CHAT_LINES) {
+        const body = withUpstreamModel(line.body, line.plan.upstreamModel);
+        return JSON.stringify({ custom_id: line.customId, method: 'POST', url: CHAT_LINES, body });
+      }
       const wire = binding.primitive.buildRequest(
         line.request,
         context(line.plan, ids.messageId()),
@@ -81,12 +90,16 @@ function errorLine(id: string, customId: string, code: string, message: string):
   return JSON.stringify({ id, custom_id: customId, response: null, error: { code, message } });
 }
 
-/** Our output and error files from the upstream's results, with counts and cost. */
+/**
+ * Our output and error files from the upstream's results, with counts and cost. `format`: the input
+ * lines' format, which the output lines' bodies follow.
+ */
 export function buildOutputs(
   lines: BatchLinePlan[],
   results: LineResult[],
   binding: PrimitiveBinding,
   ids: Ids,
+  format: LineFormat,
 ): Outputs {
   const byId = new Map(results.map((result) => [result.customId, result]));
   const outputs: Outputs = {
@@ -125,7 +138,11 @@ export function buildOutputs(
             JSON.stringify({
               id,
               custom_id: plan.customId,
-              response: { status_code: 200, request_id: null, body: message },
+              response: {
+                status_code: 200,
+                request_id: null,
+                body: format === CHAT_LINES ? { ...(result.body as object), model: plan.alias } : message,
+              },
               error: null,
             }),
           );
