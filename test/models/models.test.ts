@@ -6,7 +6,7 @@
 import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestGateway, type TestGateway } from '../support/gateway.js';
+import { call, startTestGateway, type TestGateway } from '../support/gateway.js';
 
 const TOKENS = { input_per_mtok_micros: 1, output_per_mtok_micros: 2 };
 const CONNECTIONS = [
@@ -124,6 +124,30 @@ describe('GET /v1/models', () => {
     });
     await expect(vendora().models.list({ after_id: 'nope' })).rejects.toBeInstanceOf(
       Anthropic.BadRequestError,
+    );
+  });
+
+  it('lists only the aliases a restricted key may use; another one is 403 in both dialects', async () => {
+    const admin = await gateway.key('prj_a', ['keys:admin']);
+    const created = await call(gateway.url, 'POST', '/svc/v1/keys', {
+      key: admin,
+      idempotencyKey: `models-${Date.now()}`,
+      body: { label: 'limited', scopes: ['inference'], models: ['guard', 'smart'] },
+    });
+    expect(created.status, JSON.stringify(created.body)).toBe(201);
+    const limited = (created.body as { secret: string }).secret;
+    const listed = [];
+    for await (const model of vendorb(limited).models.list()) listed.push(model.id);
+    expect(listed).toEqual(['smart', 'guard']);
+    const page = await vendora(limited).models.list({ limit: 1 });
+    expect(page).toMatchObject({ has_more: true, first_id: 'smart', last_id: 'smart' });
+    expect((await vendora(limited).models.retrieve('guard')).id).toBe('guard');
+    await expect(vendorb(limited).models.retrieve('voice-hd')).rejects.toMatchObject({
+      status: 403,
+      error: { code: 'model_not_allowed', param: 'model' },
+    });
+    await expect(vendora(limited).models.retrieve('team/cheap')).rejects.toBeInstanceOf(
+      Anthropic.PermissionDeniedError,
     );
   });
 

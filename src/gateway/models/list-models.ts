@@ -1,6 +1,7 @@
 /**
  * GET /v1/models and GET /v1/models/{id}: the model aliases a Gateway Key may use (every
- * configured alias, given the inference scope), each with the endpoints it serves, in the dialect
+ * configured alias, given the inference scope, or only those of a key restricted to some aliases:
+ * another one is 403 model_not_allowed), each with the endpoints it serves, in the dialect
  * the client speaks (vendora's paged list when the request carries vendora-version, vendorb's
  * list otherwise). No upstream call, no ledger work. Aliases keep their configuration order.
  *
@@ -17,7 +18,7 @@ import {
   type MediaEndpoint,
 } from '../../config/schema.js';
 import { GatewayError } from '../../errors/gateway-error.js';
-import { requireScopes } from '../../governance/scopes.js';
+import { requireModel, requireScopes } from '../../governance/scopes.js';
 import type { Caller } from '../../governance/service.js';
 import { isoTime, unixSeconds } from '../../lib/clock.js';
 
@@ -72,10 +73,12 @@ export class ModelsCatalogue {
 
   list(caller: Caller, dialect: ModelsDialect, query: ListQuery): unknown {
     requireScopes(caller, ['inference']);
+    const allowed = caller.models;
+    const entries = allowed ? this.entries.filter((entry) => allowed.includes(entry.alias)) : this.entries;
     if (dialect === 'vendorb') {
-      return { object: 'list', data: this.entries.map((entry) => this.view(entry, dialect)) };
+      return { object: 'list', data: entries.map((entry) => this.view(entry, dialect)) };
     }
-    const page = pageOf(this.entries, query);
+    const page = pageOf(entries, query);
     return {
       data: page.items.map((entry) => this.view(entry, dialect)),
       has_more: page.hasMore,
@@ -92,6 +95,7 @@ export class ModelsCatalogue {
         param: 'model',
       });
     }
+    requireModel(caller, { model: id });
     return this.view(entry, dialect);
   }
 
