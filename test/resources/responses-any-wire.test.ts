@@ -75,6 +75,24 @@ describe('/v1/responses served from other wires', () => {
     expect(await lastAudit()).toMatchObject({ endpoint: '/v1/responses', alias, state: 'settled' });
   });
 
+  it('serves a generate-content alias too, synchronous and streamed', async () => {
+    const alias = 'm:vendore.generate-content.text.v1beta';
+    const response = await client.responses.create({ model: alias, input: 'hi', max_output_tokens: 32 });
+    expect(response).toMatchObject({ object: 'response', status: 'completed', model: alias });
+    expect(response.output_text.length).toBeGreaterThan(0);
+    const stream = client.responses.stream({ model: alias, input: 'hi', max_output_tokens: 32 });
+    for await (const _event of stream) {
+      // drained
+    }
+    expect((await stream.finalResponse()).status).toBe('completed');
+    const sent = gateway.simulator.requests({ wire: 'generate-content' as 'messages' });
+    expect(sent.map((request) => request.path)).toEqual([
+      '/v1beta/models/up-vendore.generate-content.text.v1beta:generateContent',
+      '/v1beta/models/up-vendore.generate-content.text.v1beta:streamGenerateContent',
+    ]);
+    expect(await lastAudit()).toMatchObject({ endpoint: '/v1/responses', alias, state: 'settled' });
+  });
+
   it('streams with create({stream: true}) too', async () => {
     const events = await client.responses.create({
       model: MESSAGES_ALIAS,

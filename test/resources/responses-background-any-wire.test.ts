@@ -1,7 +1,7 @@
 /**
  * Background POST /v1/responses on aliases whose targets speak another wire (issue 15), with the
  * official vendorb SDK: `responses.create({background: true})` then `responses.retrieve` polling, on
- * a messages-wire alias and on a chat-completions alias. The job translates through the canonical
+ * a messages-wire alias, a chat-completions alias and a generate-content alias. The job translates through the canonical
  * model, the upstream receives its own wire with the target's model id, the stored answer is a
  * responses-wire Response, and the ledger settles at that target's price times the usage. Also: the
  * /v1/messages fallback (a new attempt on the next target), Svc-Route pinning, cancel while running,
@@ -15,19 +15,15 @@ import OpenAI from 'openai';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { type Simulator, startSimulator } from '../../src/simulator/server.js';
 import type { AuditEntry } from '../../src/store/port.js';
-import {
-  type DeferredWorld,
-  deferredConfig,
-  eventually,
-  SEALING_KEY,
-  startDeferredWorld,
-} from '../support/deferred-gateway.js';
+import { deferredConfig, eventually, SEALING_KEY } from '../support/deferred-gateway.js';
 import { startTestGateway, type TestGateway } from '../support/gateway.js';
 import { createTestDatabase, describePostgres } from '../support/postgres.js';
+import { type SimulatorWorld, startSimulatorWorld } from '../support/simulator-world.js';
 
 /** micro-USD per token: messages target 3 in / 15 out, chat target 2 in / 8 out. */
 const MESSAGES_PRICE = { input_per_mtok_micros: 3_000_000, output_per_mtok_micros: 15_000_000 };
 const CHAT_PRICE = { input_per_mtok_micros: 2_000_000, output_per_mtok_micros: 8_000_000 };
+const GEMINI_PRICE = { input_per_mtok_micros: 1_000_000, output_per_mtok_micros: 4_000_000 };
 
 const MODELS = [
   {
@@ -43,7 +39,20 @@ const MODELS = [
     ],
   },
   { alias: 'bg-slow', targets: [{ connection: 'sim-vendora', model: 'up-slow', price: MESSAGES_PRICE }] },
+  { alias: 'bg-gemini', targets: [{ connection: 'sim-gemini', model: 'up-gem-1', price: GEMINI_PRICE }] },
 ];
+
+/** The deferred world's connections plus a generate-content one. */
+function worldConfig(simUrl: string): Record<string, unknown> {
+  const base = deferredConfig(simUrl);
+  const gemini = {
+    name: 'sim-gemini',
+    profile: 'vendore.generate-content.text.v1beta',
+    base_url: simUrl,
+    auth: { scheme: 'none' },
+  };
+  return { ...base, connections: [...(base.connections as unknown[]), gemini], models: MODELS };
+}
 
 function expectedCost(entry: AuditEntry, price: typeof MESSAGES_PRICE): number {
   const usage = entry.usage!;
@@ -60,11 +69,17 @@ async function attempt(gateway: TestGateway, id: string): Promise<AuditEntry | u
   );
 }
 
-let world: DeferredWorld;
+let world: SimulatorWorld;
 let key: string;
 
 beforeAll(async () => {
-  world = await startDeferredWorld({ jobs: { concurrency: 2 }, config: { models: MODELS } });
+  world = await startSimulatorWorld({
+    environment: { SVC_TEST_SEALING_KEY: SEALING_KEY },
+    config: (simUrl) => ({
+      ...worldConfig(simUrl),
+      jobs: { poll_interval_ms: 10, lease_ms: 2000, sweep_interval_ms: 50, concurrency: 2 },
+    }),
+  });
   key = await world.gateway.key('prj_a', ['inference']);
 });
 afterAll(async () => world?.close());
@@ -77,6 +92,14 @@ describe('background responses on aliases of other wires', () => {
   it.each([
     ['bg-messages', 'messages', '/v1/messages', 'up-msg-1', 'sim-vendora', MESSAGES_PRICE],
     ['bg-chat', 'chat-completions', '/v1/chat/completions', 'up-chat-1', 'sim-chat', CHAT_PRICE],
+    [
+      'bg-gemini',
+      'generate-content',
+      '/v1beta/models/up-gem-1:generateContent',
+      'up-gem-1',
+      'sim-gemini',
+      GEMINI_PRICE,
+    ],
   ])(
     '%s: queued, run as a job on the %s wire, retrieved as a Response, settled at the target price',
     async (alias, wire, path, upstreamModel, connection, price) => {
@@ -101,7 +124,10 @@ describe('background responses on aliases of other wires', () => {
       expect(done.output[0]).toMatchObject({ type: 'message', role: 'assistant' });
       const sent = world.sim.requests({ wire: wire as 'messages' });
       expect(sent.map((request) => request.path)).toEqual([path]);
-      expect((sent[0]!.body as { model: string }).model).toBe(upstreamModel);
+      // generate-content names its model in the path.
+      if (wire !== 'generate-content') {
+        expect((sent[0]!.body as { model: string }).model).toBe(upstreamModel);
+      }
 
       const entry = (await attempt(world.gateway, response.headers.get('svc-attempt-id')!))!;
       expect(entry).toMatchObject({
@@ -221,8 +247,7 @@ describePostgres('background responses on any wire across replicas', () => {
     const database = await createTestDatabase();
     const objects = mkdtempSync(join(tmpdir(), 'svc-bg-objects-'));
     const config = (pollMs: number) => ({
-      ...deferredConfig(sim.url),
-      models: MODELS,
+      ...worldConfig(sim.url),
       objects: { sealing_key_env: 'SVC_TEST_SEALING_KEY', path: objects },
       jobs: { poll_interval_ms: pollMs, lease_ms: 2000, sweep_interval_ms: 60_000 },
     });
