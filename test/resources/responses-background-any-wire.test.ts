@@ -212,6 +212,25 @@ describe('background responses on aliases of other wires', () => {
       code: 'unsupported_field',
       param: 'tools[0].type',
     });
+    const streamed = await world
+      .client(key)
+      .responses.create({
+        model: 'bg-chat',
+        input: 'hi',
+        max_output_tokens: 16,
+        background: true,
+        stream: true,
+      })
+      .catch((error: unknown) => error);
+    expect((streamed as InstanceType<typeof OpenAI.BadRequestError>).error).toMatchObject({
+      code: 'unsupported_field',
+      param: 'stream',
+    });
+    const unknownAlias = await world
+      .client(key)
+      .responses.create({ model: 'nope', input: 'hi', max_output_tokens: 16, background: true })
+      .catch((error: unknown) => error);
+    expect(unknownAlias).toBeInstanceOf(OpenAI.NotFoundError);
     expect(world.sim.requests()).toEqual([]);
     expect((await world.gateway.store.listAudit({ limit: 1000 })).length).toBe(before);
   });

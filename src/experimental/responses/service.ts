@@ -133,6 +133,13 @@ export class ResponsesService {
     const runId = attachedRun(call.caller, call.headers);
     const { config, upstreams } = this.deps;
     const request = checkResponsesRequest(call.body, config.responses.default_max_output_tokens);
+    if (request.background && request.stream) {
+      throw new GatewayError(
+        'unsupported_field',
+        'stream: a background response is not streamed; poll GET /v1/responses/{id} for it',
+        { param: 'stream' },
+      );
+    }
     const pinned = pinnedConnection(upstreams, call.headers);
     const alias = upstreams.aliases.get(request.model);
     if (!alias) {
