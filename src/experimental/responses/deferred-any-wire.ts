@@ -59,12 +59,23 @@ function failureCode(error: GatewayError): string {
   return error.code === 'upstream_error' ? 'upstream_error' : 'upstream_unavailable';
 }
 
-export async function runAnyWire(
+/** What the job tries, in order: the eligible targets from the one whose attempt the record holds. */
+type Tries =
+  | { kind: 'planned'; targets: PlannedTarget[]; inputOf(planned: PlannedTarget): AttemptInput }
+  | { kind: 'failed'; ending: AnyWireEnding };
+
+const unavailable = (message: string): Tries => ({
+  kind: 'failed',
+  ending: { kind: 'failed', code: 'unavailable', message, settlement: notSent('unavailable') },
+});
+
+/** Re-plans the envelope under the running configuration, as /v1/messages would route it. */
+function triesOf(
   deps: AnyWireJobDeps,
   record: DeferredResponseRecord,
   envelope: AnyWireEnvelope,
   signal: AbortSignal,
-): Promise<AnyWireEnding> {
+): Tries {
   let route: ReturnType<MessagesService['route']>;
   let request: MessagesRequest;
   try {
@@ -78,12 +89,7 @@ export async function runAnyWire(
     });
   } catch (error) {
     if (!(error instanceof GatewayError)) throw error;
-    return {
-      kind: 'failed',
-      code: 'unavailable',
-      message: error.message,
-      settlement: notSent('unavailable'),
-    };
+    return unavailable(error.message);
   }
   const { plan, inputBoundTokens } = route;
   const start = plan.eligible.findIndex(
@@ -92,34 +98,44 @@ export async function runAnyWire(
       planned.target.upstreamModel === record.upstreamModel,
   );
   if (start < 0) {
-    return {
-      kind: 'failed',
-      code: 'unavailable',
-      message: `model ${record.model} no longer has an eligible target on connection ${record.connection}`,
-      settlement: notSent('unavailable'),
-    };
+    return unavailable(
+      `model ${record.model} no longer has an eligible target on connection ${record.connection}`,
+    );
   }
-  const targets = plan.eligible.slice(start);
-  const inputOf = (planned: PlannedTarget): AttemptInput => ({
-    planned,
-    mode: 'portable',
-    request,
-    rawBody: request as unknown as Record<string, unknown>,
-    betaTokens: [],
-    inputBoundTokens,
-    subject: {
-      projectId: record.projectId,
-      keyId: record.keyId,
-      runId: record.runId,
-      endpoint: '/v1/responses',
-      alias: record.model,
-    },
-    clientSignal: signal,
-  });
+  return {
+    kind: 'planned',
+    targets: plan.eligible.slice(start),
+    inputOf: (planned) => ({
+      planned,
+      mode: 'portable',
+      request,
+      rawBody: request as unknown as Record<string, unknown>,
+      betaTokens: [],
+      inputBoundTokens,
+      subject: {
+        projectId: record.projectId,
+        keyId: record.keyId,
+        runId: record.runId,
+        endpoint: '/v1/responses',
+        alias: record.model,
+      },
+      clientSignal: signal,
+    }),
+  };
+}
+
+export async function runAnyWire(
+  deps: AnyWireJobDeps,
+  record: DeferredResponseRecord,
+  envelope: AnyWireEnvelope,
+  signal: AbortSignal,
+): Promise<AnyWireEnding> {
+  const tries = triesOf(deps, record, envelope, signal);
+  if (tries.kind === 'failed') return tries.ending;
+  const { targets, inputOf } = tries;
   let current = record;
   for (const [index, planned] of targets.entries()) {
-    const input = inputOf(planned);
-    const result = await deps.runner.exchangeHeld(messagesExchange(input), signal);
+    const result = await deps.runner.exchangeHeld(messagesExchange(inputOf(planned)), signal);
     switch (result.kind) {
       case 'aborted':
         return undefined;
@@ -136,21 +152,14 @@ export async function runAnyWire(
       }
       case 'failed': {
         const next = targets[index + 1];
-        const failed: AnyWireEnding = {
-          kind: 'failed',
-          code: failureCode(result.error),
-          message: result.error.message,
-          settlement: result.settlement,
-        };
-        if (!result.retryable || next === undefined || signal.aborted) return failed;
+        if (!result.retryable || next === undefined || signal.aborted) {
+          const code = failureCode(result.error);
+          return { kind: 'failed', code, message: result.error.message, settlement: result.settlement };
+        }
         const moved = await moveTo(deps, current, next, inputOf(next), result.settlement);
         if (moved.kind !== 'moved') return moved.kind === 'gone' ? undefined : moved.ending;
-        deps.runner.fallback(
-          record.model,
-          planned.target.connection.name,
-          next.target.connection.name,
-          result.error.code,
-        );
+        const from = planned.target.connection.name;
+        deps.runner.fallback(record.model, from, next.target.connection.name, result.error.code);
         current = moved.record;
         break;
       }
