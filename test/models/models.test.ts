@@ -22,6 +22,12 @@ const CONNECTIONS = [
     base_url: 'http://127.0.0.1:9',
     auth: { scheme: 'none' },
   },
+  {
+    name: 'gemini',
+    profile: 'vendore.generate-content.text.v1beta',
+    base_url: 'http://127.0.0.1:9',
+    auth: { scheme: 'none' },
+  },
 ];
 const MODELS = [
   { alias: 'smart', targets: [{ connection: 'direct', model: 'up-smart', price: TOKENS }] },
@@ -38,6 +44,8 @@ const MODELS = [
     endpoint: 'moderations',
     targets: [{ connection: 'chat', model: 'up-mod', price: { per_request_micros: 1 } }],
   },
+  // Its only wire has no batch API: /v1/batches is not listed.
+  { alias: 'flash', targets: [{ connection: 'gemini', model: 'up-flash', price: TOKENS }] },
 ];
 
 let gateway: TestGateway;
@@ -65,7 +73,7 @@ describe('GET /v1/models', () => {
   it('lists every alias with its endpoints in vendorb shape (vendorb SDK)', async () => {
     const models = [];
     for await (const model of vendorb().models.list()) models.push(model);
-    expect(models.map((model) => model.id)).toEqual(['smart', 'team/cheap', 'voice-hd', 'guard']);
+    expect(models.map((model) => model.id)).toEqual(['smart', 'team/cheap', 'voice-hd', 'guard', 'flash']);
     expect(models[0]).toMatchObject({ object: 'model', owned_by: 'svc' });
     expect(Number.isInteger(models[0]!.created)).toBe(true);
     expect(models.map((model) => (model as unknown as { endpoints: string[] }).endpoints)).toEqual([
@@ -73,6 +81,7 @@ describe('GET /v1/models', () => {
       ['/v1/messages', '/v1/responses', '/v1/batches'],
       ['/v1/audio/speech'],
       ['/v1/moderations'],
+      ['/v1/messages', '/v1/responses'],
     ]);
   });
 
@@ -80,7 +89,7 @@ describe('GET /v1/models', () => {
     const client = vendora();
     const all = [];
     for await (const model of client.models.list({ limit: 3 })) all.push(model);
-    expect(all.map((model) => model.id)).toEqual(['smart', 'team/cheap', 'voice-hd', 'guard']);
+    expect(all.map((model) => model.id)).toEqual(['smart', 'team/cheap', 'voice-hd', 'guard', 'flash']);
     expect(all[0]).toMatchObject({ type: 'model', display_name: 'smart' });
     expect(new Date(all[0]!.created_at).toISOString()).toBe(all[0]!.created_at);
     const first = await client.models.list({ limit: 3 });

@@ -6,11 +6,13 @@
  * list otherwise). No upstream call, no ledger work. Aliases keep their configuration order.
  *
  *   messages alias  /v1/messages, /v1/messages/count_tokens (when a target's profile counts
- *                   tokens), /v1/responses, /v1/batches
+ *                   tokens), /v1/responses, /v1/batches (when a target's wire has batches:
+ *                   messages or chat-completions)
  *   media alias     its own endpoint (/v1/audio/speech, /v1/audio/transcriptions,
  *                   /v1/images/generations, /v1/moderations)
  */
 import { findProfile } from '../../catalogue/profiles.js';
+import { servesResource } from '../../catalogue/side-endpoints.js';
 import {
   type AnyModelConfig,
   type Config,
@@ -43,11 +45,12 @@ export function endpointsOf(model: AnyModelConfig, config: Config): string[] {
     return connection ? findProfile(connection.profile) : undefined;
   });
   const countsTokens = profiles.some((row) => row?.countTokens === true);
+  const batches = profiles.some((row) => row !== undefined && servesResource(row, 'batches'));
   return [
     '/v1/messages',
     ...(countsTokens ? ['/v1/messages/count_tokens'] : []),
     '/v1/responses',
-    '/v1/batches',
+    ...(batches ? ['/v1/batches'] : []),
   ];
 }
 
