@@ -160,6 +160,19 @@ describe('GET /v1/models', () => {
     );
   });
 
+  it('names a media alias sent to /v1/messages or /v1/responses for what it is', async () => {
+    const responses = await vendorb()
+      .responses.create({ model: 'voice-hd', input: 'hi', max_output_tokens: 8 })
+      .catch((error: unknown) => error);
+    expect(responses).toMatchObject({ status: 404, error: { code: 'model_not_found', param: 'model' } });
+    expect((responses as Error).message).toMatch(/voice-hd is a audio\.speech alias/);
+    const messages = await vendora()
+      .messages.create({ model: 'guard', max_tokens: 8, messages: [{ role: 'user', content: 'hi' }] })
+      .catch((error: unknown) => error);
+    expect(messages).toBeInstanceOf(Anthropic.NotFoundError);
+    expect((messages as Error).message).toMatch(/guard is a moderations alias/);
+  });
+
   it('needs the inference scope', async () => {
     const governanceOnly = await gateway.key('prj_a', ['governance:read']);
     await expect(vendorb(governanceOnly).models.list()).rejects.toBeInstanceOf(OpenAI.PermissionDeniedError);

@@ -141,12 +141,7 @@ export class ResponsesService {
       );
     }
     const pinned = pinnedConnection(upstreams, call.headers);
-    const alias = upstreams.aliases.get(request.model);
-    if (!alias) {
-      throw new GatewayError('model_not_found', `model: ${request.model} is not a configured model alias`, {
-        param: 'model',
-      });
-    }
+    const alias = this.deps.messages.alias(request.model);
     const first = pinned ?? alias.targets[0]!.connection;
     if (first.row.primitive === 'responses' && !request.stream) {
       // A pinned connection without a target of the alias is the header's fault, as on other wires.

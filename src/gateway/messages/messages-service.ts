@@ -94,11 +94,13 @@ export class MessagesService {
 
   alias(model: string) {
     const alias = this.deps.upstreams.aliases.get(model);
-    if (!alias)
-      throw new GatewayError('model_not_found', `model: ${model} is not a configured model alias`, {
-        param: 'model',
-      });
-    return alias;
+    if (alias) return alias;
+    const media = this.deps.config.models.find((entry) => entry.alias === model);
+    const reason =
+      media?.endpoint === undefined || media.endpoint === 'messages'
+        ? 'is not a configured model alias'
+        : `is a ${media.endpoint} alias; this endpoint serves the messages aliases`;
+    throw new GatewayError('model_not_found', `model: ${model} ${reason}`, { param: 'model' });
   }
 
   async create(call: MessagesCall): Promise<MessagesOutcome> {
