@@ -259,8 +259,8 @@ describe('background responses on aliases of other wires', () => {
 });
 
 describePostgres('background responses on any wire across replicas', () => {
-  it('a response created on one replica is run by another after the first stopped', {
-    timeout: 30_000,
+  it('a queued response is run by another replica; one running when its replica stopped fails as interrupted', {
+    timeout: 45_000,
   }, async () => {
     const sim: Simulator = await startSimulator();
     const database = await createTestDatabase();
@@ -307,6 +307,36 @@ describePostgres('background responses on any wire across replicas', () => {
       expect(entry).toMatchObject({ state: 'settled', outcome: 'completed', upstreamModel: 'up-chat-1' });
       expect(entry.costMicrosUsd).toBe(expectedCost(entry, CHAT_PRICE));
       expect(sim.requests().map((request) => request.path)).toEqual(['/v1/chat/completions']);
+
+      // A replica that stops while the call runs: the next one finds it in progress and fails it
+      // as interrupted, committing the reservation (the upstream may have billed), never calling twice.
+      sim.setBehaviour({ latencyMs: 60_000 }, { model: 'up-slow' });
+      const slow = await client(second)
+        .responses.create({ model: 'bg-slow', input: 'slow', max_output_tokens: 32, background: true })
+        .withResponse();
+      await eventually(
+        () => client(second).responses.retrieve(slow.data.id),
+        (value) => value.status === 'in_progress',
+      );
+      await second.close();
+      replicas.pop();
+      const third = await startTestGateway({
+        store: 'postgres',
+        databaseUrl: database.url,
+        environment,
+        config: config(10),
+      });
+      replicas.push(third);
+      const interrupted = await eventually(
+        () => client(third).responses.retrieve(slow.data.id),
+        (value) => value.status === 'failed',
+        10_000,
+      );
+      expect(interrupted).toMatchObject({ object: 'response', error: { code: 'interrupted' } });
+      const committed = (await attempt(third, slow.response.headers.get('svc-attempt-id')!))!;
+      expect(committed).toMatchObject({ state: 'unknown', outcome: 'unknown' });
+      expect(committed.costMicrosUsd).toBe(committed.reservationMicrosUsd);
+      expect(sim.requests({ model: 'up-slow' })).toHaveLength(1);
     } finally {
       for (const replica of replicas) await replica.close();
       await sim.close();
