@@ -17,6 +17,7 @@ import { spendCapsOf } from '../ledger/spend-caps.js';
 import { type Clock, parseRfc3339 } from '../lib/clock.js';
 import { newId } from '../lib/ids.js';
 import { hashSecret, newKeySecret } from '../lib/secrets.js';
+import { inferenceLimitsOf } from '../limits/limits-source.js';
 import type { NewManagedKey } from '../store/keys-port.js';
 import type { IdempotentResult, KeyRecord, Store } from '../store/port.js';
 import { idempotencyOfWrite } from './idempotency.js';
@@ -73,7 +74,7 @@ export class KeysService {
         createdAt: new Date(nowMs).toISOString(),
         expiresAt: expiryOf(fields, nowMs),
         models: fields.models ? [...fields.models] : null,
-        limits: spendCapsOf(fields.caps),
+        limits: { ...spendCapsOf(fields.caps), ...inferenceLimitsOf(fields.inference_limits) },
       },
     };
   }

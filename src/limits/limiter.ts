@@ -21,7 +21,7 @@ export interface TakeResult {
   waitMs: number;
 }
 
-export interface Limiter {
+export interface Limiter extends MultiBucketLimiter {
   take(bucketKey: string, units: number, size: BucketSize, nowMs: number): Promise<TakeResult>;
 }
 
@@ -53,8 +53,23 @@ export function takeFromBucket(
 }
 
 /** Buckets in this process only (a single replica, tests, the fallback while Redis is away). */
-export class MemoryLimiter implements Limiter {
+export class MemoryLimiter implements Limiter, MultiBucketLimiter {
   private readonly buckets = new Map<string, BucketState>();
+
+  async takeAll(takes: readonly BucketTake[], nowMs: number): Promise<MultiTakeResult> {
+    const { states, result } = takeFromBuckets(
+      takes.map((take) => this.buckets.get(take.bucketKey)),
+      takes,
+      nowMs,
+    );
+    if (this.buckets.size > 100_000) this.buckets.clear();
+    for (const [index, take] of takes.entries()) this.buckets.set(take.bucketKey, states[index]!);
+    return result;
+  }
+
+  async adjust(bucketKey: string, units: number, size: BucketSize, nowMs: number): Promise<void> {
+    this.buckets.set(bucketKey, adjustBucket(this.buckets.get(bucketKey), units, size, nowMs));
+  }
 
   async take(bucketKey: string, units: number, size: BucketSize, nowMs: number): Promise<TakeResult> {
     const { state, result } = takeFromBucket(this.buckets.get(bucketKey), units, size, nowMs);
@@ -62,4 +77,98 @@ export class MemoryLimiter implements Limiter {
     this.buckets.set(bucketKey, state);
     return result;
   }
+}
+
+/** One bucket of an all-or-nothing take (limits/limiter.ts `takeAll`). */
+export interface BucketTake {
+  bucketKey: string;
+  units: number;
+  size: BucketSize;
+}
+
+/** One bucket's answer to takeAll: whether it had room, and its state after the (maybe not made) take. */
+export interface BucketAnswer {
+  allowed: boolean;
+  /** 0 when this bucket had room; else ms until it will (Infinity if units > burst). */
+  waitMs: number;
+  /** Whole tokens left after the take (after no take when the whole takeAll was refused). */
+  remaining: number;
+  /** Milliseconds until the bucket is full again. */
+  fullInMs: number;
+}
+
+export interface MultiTakeResult {
+  /** True when every bucket had room and every take was made; false: none was made. */
+  allowed: boolean;
+  /** One answer per take, in the order given. */
+  answers: BucketAnswer[];
+}
+
+/**
+ * Buckets taken together, all or nothing (the inference limits: a key's and a Project's requests
+ * and tokens). Bucket keys must be distinct within one call.
+ */
+export interface MultiBucketLimiter {
+  takeAll(takes: readonly BucketTake[], nowMs: number): Promise<MultiTakeResult>;
+  /**
+   * Gives `units` back (a positive number: refunds, bounded by the burst) or takes them whatever
+   * the bucket holds (negative: a settlement found more than was taken; never below 0 tokens).
+   */
+  adjust(bucketKey: string, units: number, size: BucketSize, nowMs: number): Promise<void>;
+}
+
+function refilled(state: BucketState | undefined, size: BucketSize, nowMs: number): BucketState {
+  if (!state) return { tokens: size.burst, updatedMs: nowMs };
+  const elapsedMs = Math.max(0, nowMs - state.updatedMs);
+  return {
+    tokens: Math.min(size.burst, state.tokens + (elapsedMs / 1000) * size.ratePerSecond),
+    updatedMs: Math.max(nowMs, state.updatedMs),
+  };
+}
+
+function answerOf(allowed: boolean, waitMs: number, tokens: number, size: BucketSize): BucketAnswer {
+  return {
+    allowed,
+    waitMs,
+    remaining: Math.max(0, Math.floor(tokens)),
+    fullInMs: Math.max(0, Math.ceil(((size.burst - tokens) / size.ratePerSecond) * 1000)),
+  };
+}
+
+/** The all-or-nothing rule every adapter applies: the new states and the answers (takeFromBucket per bucket). */
+export function takeFromBuckets(
+  states: readonly (BucketState | undefined)[],
+  takes: readonly BucketTake[],
+  nowMs: number,
+): { states: BucketState[]; result: MultiTakeResult } {
+  const current = takes.map((take, index) => refilled(states[index], take.size, nowMs));
+  const fits = takes.map((take, index) => current[index]!.tokens >= take.units);
+  const allowed = fits.every(Boolean);
+  const after = current.map((state, index) =>
+    allowed ? { tokens: state.tokens - takes[index]!.units, updatedMs: state.updatedMs } : state,
+  );
+  const answers = takes.map((take, index) => {
+    const tokens = after[index]!.tokens;
+    if (fits[index]) return answerOf(true, 0, tokens, take.size);
+    const waitMs =
+      take.units > take.size.burst
+        ? Number.POSITIVE_INFINITY
+        : Math.ceil(((take.units - tokens) / take.size.ratePerSecond) * 1000);
+    return answerOf(false, waitMs, tokens, take.size);
+  });
+  return { states: after, result: { allowed, answers } };
+}
+
+/** The adjust rule: refill, then add `units` (negative: remove), kept within [0, burst]. */
+export function adjustBucket(
+  state: BucketState | undefined,
+  units: number,
+  size: BucketSize,
+  nowMs: number,
+): BucketState {
+  const current = refilled(state, size, nowMs);
+  return {
+    tokens: Math.min(size.burst, Math.max(0, current.tokens + units)),
+    updatedMs: current.updatedMs,
+  };
 }

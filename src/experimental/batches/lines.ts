@@ -26,6 +26,8 @@ export interface CheckedLine {
   customId: string;
   request: MessagesRequest;
   plan: BatchLinePlan;
+  /** Input bound + max_tokens: taken from the tokens-per-minute limits at the batch's admission. */
+  worstCaseTokens: number;
 }
 
 const CUSTOM_ID = /^[A-Za-z0-9_-]{1,64}$/;
@@ -132,6 +134,7 @@ function checkLine(
     lineNumber,
     customId,
     request,
+    worstCaseTokens: inputBound + request.max_tokens,
     plan: {
       customId,
       alias: request.model,

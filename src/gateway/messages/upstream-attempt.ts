@@ -184,6 +184,7 @@ export async function runMessagesAttempt(runner: AttemptRunner, input: AttemptIn
     upstreamModel: target.upstreamModel,
     streamed: input.request.stream === true,
     reservationMicrosUsd: worstCaseCost(target.price, input.inputBoundTokens, input.request.max_tokens),
+    worstCaseTokens: input.inputBoundTokens + input.request.max_tokens,
   };
   const exchange = new MessagesExchange(input);
   if (plan.streamed) {
