@@ -11,43 +11,13 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { type Simulator, startSimulator } from '../../src/simulator/server.js';
 import {
   type CallResult,
-  call,
   type StoreKind,
   startTestGateway,
   type TestGateway,
 } from '../support/gateway.js';
 import { describePostgres } from '../support/postgres.js';
-import { testProjects } from '../support/projects.js';
-import { SIM_MEDIA_MODELS, simulatedConnections } from '../support/resource-gateway.js';
-import { messagesHeaders, PRICE } from '../support/simulated-gateway.js';
+import { messages, moderation, rateLimitedConfig } from './rate-limit-support.js';
 import { Api } from './support.js';
-
-export function rateLimitedConfig(simUrl: string, projectLimits: Record<string, unknown>) {
-  const [projectA, projectB] = testProjects();
-  return {
-    connections: simulatedConnections(simUrl),
-    models: [
-      ...SIM_MEDIA_MODELS,
-      { alias: 'chat', targets: [{ connection: 'sim-vendora', model: 'up-chat', price: PRICE }] },
-    ],
-    projects: [projectA, { ...projectB, inference_limits: projectLimits }],
-  };
-}
-
-export function messages(url: string, key: string, maxTokens = 64): Promise<CallResult> {
-  return call(url, 'POST', '/v1/messages', {
-    headers: messagesHeaders(key),
-    body: { model: 'chat', max_tokens: maxTokens, messages: [{ role: 'user', content: 'Hi' }] },
-  });
-}
-
-export function moderation(url: string, key: string): Promise<CallResult> {
-  return call(url, 'POST', '/v1/moderations', {
-    key,
-    headers: { 'svc-route': 'sim-chat' },
-    body: { model: 'omni-moderation-latest', input: 'fine text' },
-  });
-}
 
 function describeStore(kind: StoreKind, name: string) {
   const suite = () => {
