@@ -9,12 +9,7 @@ import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { type Simulator, startSimulator } from '../../src/simulator/server.js';
-import {
-  type CallResult,
-  type StoreKind,
-  startTestGateway,
-  type TestGateway,
-} from '../support/gateway.js';
+import { type CallResult, type StoreKind, startTestGateway, type TestGateway } from '../support/gateway.js';
 import { describePostgres } from '../support/postgres.js';
 import { messages, moderation, rateLimitedConfig } from './rate-limit-support.js';
 import { Api } from './support.js';
