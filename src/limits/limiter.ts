@@ -2,6 +2,9 @@
  * The limiter port: token buckets shared by every replica. take(bucketKey, units, size) checks and
  * takes `units` tokens in one atomic step and answers allowed, or how long to wait until `units`
  * tokens will be there. A bucket holds at most `burst` tokens and refills at `ratePerSecond`.
+ * takeAll() takes from several buckets in one atomic step, all or nothing (the inference limits:
+ * inference-limits.ts); adjust() gives tokens back or takes more, within [0, burst] (the
+ * tokens-per-minute correction at settlement).
  *
  * Adapters: the store (a row per bucket, updated in one transaction: SQLite and PostgreSQL), Redis
  * (one Lua script) when configured, and this process's memory (tests, and the fallback while Redis
