@@ -9,8 +9,8 @@
  * Adapters: the store (a row per bucket, updated in one transaction: SQLite and PostgreSQL), Redis
  * (one Lua script) when configured, and this process's memory (tests, and the fallback while Redis
  * is unreachable). Times are the caller's clock (epoch ms), so every adapter computes the same
- * answer for the same sequence of calls; bucket keys are opaque (`gov:<project>/<key>` today, and
- * issue 13's per-key and per-Project inference limits use their own prefixes).
+ * answer for the same sequence of calls; bucket keys are opaque (`gov:<project>/<key>` for the
+ * governance API, `inf:<key|project>:<id>:<requests|tokens>` for the inference limits).
  */
 
 export interface BucketSize {
