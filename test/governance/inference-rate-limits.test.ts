@@ -124,6 +124,24 @@ function describeStore(kind: StoreKind, name: string) {
       expect(never.headers.get('retry-after')).toBe('60');
     });
 
+    it('counts a client request once when portable routing falls back, and sends headers on a stream', async () => {
+      const key = await keyWith({ requests_per_minute: 2, tokens_per_minute: 100_000 });
+      sim.setBehaviour({ status: 503 }, { model: 'up-first' });
+      const fellBack = await messages(gateway.url, key.secret, 64, { model: 'fallback' });
+      expect(fellBack.status, JSON.stringify(fellBack.body)).toBe(200);
+      expect(fellBack.headers.get('svc-route')).toBe('sim-chat');
+      expect(sim.requests().length).toBe(2);
+      expect(fellBack.headers.get('vendora-ratelimit-requests-remaining')).toBe('1');
+      const streamed = await messages(gateway.url, key.secret, 64, { stream: true });
+      expect(streamed.status).toBe(200);
+      expect(streamed.headers.get('content-type')).toContain('text/event-stream');
+      expect(streamed.headers.get('vendora-ratelimit-requests-remaining')).toBe('0');
+      expect(streamed.headers.get('vendora-ratelimit-tokens-limit')).toBe('100000');
+      const refused = await messages(gateway.url, key.secret, 64, { stream: true });
+      expect(refused.status).toBe(429);
+      expect(refused.headers.get('svc-rate-limited')).toBe('key_requests');
+    });
+
     it('limits a Project across its keys (vendorb dialect on /v1/moderations, x-ratelimit headers, SDK RateLimitError)', async () => {
       const keys = [await gateway.key('prj_b', ['inference']), await gateway.key('prj_b', ['inference'])];
       const statuses: number[] = [];
