@@ -139,5 +139,10 @@ describeRedis('inference rate limits across two replicas sharing one Redis', () 
     expect(second.status, JSON.stringify(second.body)).toBe(200);
     const third = await messages(replicas[0]!.url, TPM_SECRET, 4000);
     expect(third.status).toBe(200);
+    // The keys API shows a configured key's limits as the configuration sets them.
+    const admin = new Api(replicas[1]!.url, await replicas[1]!.key('prj_a', ['keys:admin']));
+    expect((await admin.get('/svc/v1/keys/key_tpm')).body.inference_limits).toEqual({
+      tokens_per_minute: 5000,
+    });
   });
 });
