@@ -142,6 +142,24 @@ function describeStore(kind: StoreKind, name: string) {
       expect(refused.headers.get('svc-rate-limited')).toBe('key_requests');
     });
 
+    it('limits /v1/responses too (vendorb headers, tokens corrected to the usage), read with the vendorb SDK', async () => {
+      const key = await keyWith({ tokens_per_minute: 20_000 });
+      sim.setBehaviour({ usage: { input_tokens: 7, output_tokens: 3 } });
+      const client = new OpenAI({ baseURL: `${gateway.url}/v1`, apiKey: key.secret, maxRetries: 0 });
+      const request = { model: 'chat', input: 'Hi', max_output_tokens: 8000 };
+      const first = await client.responses.create(request).withResponse();
+      expect(first.data.status).toBe('completed');
+      expect(first.response.headers.get('x-ratelimit-limit-tokens')).toBe('20000');
+      expect(Number(first.response.headers.get('x-ratelimit-remaining-tokens'))).toBeLessThan(12_000);
+      expect(first.response.headers.get('x-ratelimit-reset-tokens')).toMatch(/s$/);
+      expect(first.response.headers.get('vendora-ratelimit-tokens-limit')).toBeNull();
+      // Corrected to 10 tokens: two more such calls fit in 20,000 only thanks to the refunds.
+      await client.responses.create(request);
+      const third = await client.responses.create(request).withResponse();
+      expect(Number(third.response.headers.get('x-ratelimit-remaining-tokens'))).toBeLessThan(12_000);
+      expect(third.data.status).toBe('completed');
+    });
+
     it('limits a Project across its keys (vendorb dialect on /v1/moderations, x-ratelimit headers, SDK RateLimitError)', async () => {
       const keys = [await gateway.key('prj_b', ['inference']), await gateway.key('prj_b', ['inference'])];
       const statuses: number[] = [];
