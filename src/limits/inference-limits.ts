@@ -220,7 +220,12 @@ export class InferenceRateLimits {
     if (!result.allowed) throw refusal(buckets, result.answers, subject);
     if (scope) scope.requestCounted = true;
     return new RateTicket(this.limiter, this.clock, buckets, requestUnits, tokens, () => {
-      if (scope && requestUnits === 1) scope.requestCounted = false;
+      if (!scope) return;
+      if (requestUnits === 1) scope.requestCounted = false;
+      // The headers tell what is left once the request and its tokens are back.
+      const { requests, tokens: tokenState } = scope.state ?? {};
+      if (requests) requests.remaining = Math.min(requests.limit, requests.remaining + requestUnits);
+      if (tokenState) tokenState.remaining = Math.min(tokenState.limit, tokenState.remaining + tokens);
     });
   }
 }

@@ -160,6 +160,25 @@ function describeStore(kind: StoreKind, name: string) {
       expect(third.data.status).toBe('completed');
     });
 
+    it('gives the request and its tokens back when the ledger refuses the call (a spend cap)', async () => {
+      const created = await admin.post('/svc/v1/keys', {
+        scopes: ['inference'],
+        caps: { lifetime_micros_usd: 0 },
+        inference_limits: { requests_per_minute: 1, tokens_per_minute: 1000 },
+      });
+      const statuses: number[] = [];
+      for (let index = 0; index < 3; index++) {
+        const result = await messages(gateway.url, created.body.secret, 500);
+        statuses.push(result.status);
+        expect(result.body.error.type).toBe('permission_error');
+        // Nothing stays taken: the full request and token buckets are reported.
+        expect(result.headers.get('vendora-ratelimit-requests-remaining')).toBe('1');
+        expect(Number(result.headers.get('vendora-ratelimit-tokens-remaining'))).toBeGreaterThanOrEqual(999);
+      }
+      expect(statuses).toEqual([403, 403, 403]);
+      expect(sim.requests()).toHaveLength(0);
+    });
+
     it('limits a Project across its keys (vendorb dialect on /v1/moderations, x-ratelimit headers, SDK RateLimitError)', async () => {
       const keys = [await gateway.key('prj_b', ['inference']), await gateway.key('prj_b', ['inference'])];
       const statuses: number[] = [];
