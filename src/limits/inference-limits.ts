@@ -179,13 +179,10 @@ export class RateTicket {
   }
 
   private async give(units: (bucket: Bucket) => number): Promise<void> {
-    const nowMs = this.clock.now();
-    await Promise.all(
-      this.buckets.map((bucket) => {
-        const amount = units(bucket);
-        return amount === 0 ? undefined : this.limiter.adjust(bucket.bucketKey, amount, bucket.size, nowMs);
-      }),
-    );
+    const adjustments = this.buckets
+      .map((bucket) => ({ bucketKey: bucket.bucketKey, units: units(bucket), size: bucket.size }))
+      .filter((adjustment) => adjustment.units !== 0);
+    if (adjustments.length > 0) await this.limiter.adjustAll(adjustments, this.clock.now());
   }
 }
 

@@ -3,7 +3,7 @@
  * takes `units` tokens in one atomic step and answers allowed, or how long to wait until `units`
  * tokens will be there. A bucket holds at most `burst` tokens and refills at `ratePerSecond`.
  * takeAll() takes from several buckets in one atomic step, all or nothing (the inference limits:
- * inference-limits.ts); adjust() gives tokens back or takes more, within [0, burst] (the
+ * inference-limits.ts); adjustAll() gives tokens back or takes more, within [0, burst] (the
  * tokens-per-minute correction at settlement).
  *
  * Adapters: the store (a row per bucket, updated in one transaction: SQLite and PostgreSQL), Redis
@@ -70,8 +70,9 @@ export class MemoryLimiter implements Limiter, MultiBucketLimiter {
     return result;
   }
 
-  async adjust(bucketKey: string, units: number, size: BucketSize, nowMs: number): Promise<void> {
-    this.buckets.set(bucketKey, adjustBucket(this.buckets.get(bucketKey), units, size, nowMs));
+  async adjustAll(adjustments: readonly BucketTake[], nowMs: number): Promise<void> {
+    for (const { bucketKey, units, size } of adjustments)
+      this.buckets.set(bucketKey, adjustBucket(this.buckets.get(bucketKey), units, size, nowMs));
   }
 
   async take(bucketKey: string, units: number, size: BucketSize, nowMs: number): Promise<TakeResult> {
@@ -114,10 +115,11 @@ export interface MultiTakeResult {
 export interface MultiBucketLimiter {
   takeAll(takes: readonly BucketTake[], nowMs: number): Promise<MultiTakeResult>;
   /**
-   * Gives `units` back (a positive number: refunds, bounded by the burst) or takes them whatever
-   * the bucket holds (negative: a settlement found more than was taken; never below 0 tokens).
+   * Per bucket, in one atomic step: gives `units` back (positive: refunds, bounded by the burst) or
+   * takes them whatever the bucket holds (negative: a settlement found more than was taken; never
+   * below 0 tokens).
    */
-  adjust(bucketKey: string, units: number, size: BucketSize, nowMs: number): Promise<void>;
+  adjustAll(adjustments: readonly BucketTake[], nowMs: number): Promise<void>;
 }
 
 function refilled(state: BucketState | undefined, size: BucketSize, nowMs: number): BucketState {

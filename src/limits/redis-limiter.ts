@@ -89,28 +89,30 @@ end
 return reply
 `;
 
-/** adjustBucket() in Lua: ARGV units (negative: remove), rate, burst, now. */
-const ADJUST_SCRIPT = `
-local units = tonumber(ARGV[1])
-local rate = tonumber(ARGV[2])
-local burst = tonumber(ARGV[3])
-local now = tonumber(ARGV[4])
-local stored = redis.call('HMGET', KEYS[1], 'tokens', 'updated')
-local tokens = burst
-local updated = now
-if stored[1] then
-  tokens = math.min(burst, tonumber(stored[1]) + math.max(0, now - tonumber(stored[2])) / 1000 * rate)
-  updated = math.max(now, tonumber(stored[2]))
+/** adjustBucket() in Lua, per key: ARGV is now, then (units, rate, burst) per key (units < 0: remove). */
+const ADJUST_ALL_SCRIPT = `
+local now = tonumber(ARGV[1])
+for i, key in ipairs(KEYS) do
+  local units = tonumber(ARGV[3 * i - 1])
+  local rate = tonumber(ARGV[3 * i])
+  local burst = tonumber(ARGV[3 * i + 1])
+  local stored = redis.call('HMGET', key, 'tokens', 'updated')
+  local tokens = burst
+  local updated = now
+  if stored[1] then
+    tokens = math.min(burst, tonumber(stored[1]) + math.max(0, now - tonumber(stored[2])) / 1000 * rate)
+    updated = math.max(now, tonumber(stored[2]))
+  end
+  tokens = math.min(burst, math.max(0, tokens + units))
+  redis.call('HSET', key, 'tokens', string.format('%.17g', tokens), 'updated', string.format('%d', updated))
+  redis.call('PEXPIRE', key, math.ceil(burst / rate * 1000) + 60000)
 end
-tokens = math.min(burst, math.max(0, tokens + units))
-redis.call('HSET', KEYS[1], 'tokens', string.format('%.17g', tokens), 'updated', string.format('%d', updated))
-redis.call('PEXPIRE', KEYS[1], math.ceil(burst / rate * 1000) + 60000)
 return 1
 `;
 
 type RedisWithTake = Redis & {
   svcTakeAll(numberOfKeys: number, ...keysAndArgs: (string | number)[]): Promise<number[]>;
-  svcAdjust(key: string, units: number, rate: number, burst: number, now: number): Promise<number>;
+  svcAdjustAll(numberOfKeys: number, ...keysAndArgs: (string | number)[]): Promise<number>;
   svcTakeTokens(
     key: string,
     units: number,
@@ -143,7 +145,7 @@ export class RedisLimiter implements Limiter {
     redis.on('error', () => {}); // reported by take() when it matters
     redis.defineCommand('svcTakeTokens', { numberOfKeys: 1, lua: TAKE_SCRIPT });
     redis.defineCommand('svcTakeAll', { lua: TAKE_ALL_SCRIPT });
-    redis.defineCommand('svcAdjust', { numberOfKeys: 1, lua: ADJUST_SCRIPT });
+    redis.defineCommand('svcAdjustAll', { lua: ADJUST_ALL_SCRIPT });
     this.redis = redis as RedisWithTake;
   }
 
@@ -192,19 +194,19 @@ export class RedisLimiter implements Limiter {
     }
   }
 
-  async adjust(bucketKey: string, units: number, size: BucketSize, nowMs: number): Promise<void> {
+  async adjustAll(adjustments: readonly BucketTake[], nowMs: number): Promise<void> {
     try {
-      await this.redis.svcAdjust(
-        `${this.options.keyPrefix}${bucketKey}`,
-        units,
-        size.ratePerSecond,
-        size.burst,
-        Math.floor(nowMs),
+      const args: (string | number)[] = adjustments.map(
+        (adjustment) => `${this.options.keyPrefix}${adjustment.bucketKey}`,
       );
+      args.push(Math.floor(nowMs));
+      for (const adjustment of adjustments)
+        args.push(adjustment.units, adjustment.size.ratePerSecond, adjustment.size.burst);
+      await this.redis.svcAdjustAll(adjustments.length, ...args);
       this.reachable();
     } catch (error) {
       this.unreachable(error);
-      await this.fallback.adjust(bucketKey, units, size, nowMs);
+      await this.fallback.adjustAll(adjustments, nowMs);
     }
   }
 

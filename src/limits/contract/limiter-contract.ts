@@ -93,13 +93,13 @@ export function describeLimiterContract(name: string, harness: () => LimiterHarn
       const size = { ratePerSecond: 0.001, burst: 100 };
       const take = [{ bucketKey: key, units: 90, size }];
       expect((await limiter.takeAll(take, t0)).answers[0]!.remaining).toBe(10);
-      await limiter.adjust(key, 85, size, t0);
+      await limiter.adjustAll([{ bucketKey: key, units: 85, size }], t0);
       expect((await limiter.takeAll(take, t0)).answers[0]!.remaining).toBe(5);
-      await limiter.adjust(key, 1000, size, t0);
+      await limiter.adjustAll([{ bucketKey: key, units: 1000, size }], t0);
       expect((await limiter.takeAll([{ bucketKey: key, units: 0, size }], t0)).answers[0]!.remaining).toBe(
         100,
       );
-      await limiter.adjust(key, -1000, size, t0);
+      await limiter.adjustAll([{ bucketKey: key, units: -1000, size }], t0);
       expect((await limiter.takeAll([{ bucketKey: key, units: 1, size }], t0)).allowed).toBe(false);
     });
 

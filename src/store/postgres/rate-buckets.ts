@@ -81,15 +81,29 @@ export class PostgresRateBuckets implements Limiter {
         takes,
         nowMs,
       );
-      for (const [index, take] of takes.entries()) await writeBucket(client, take.bucketKey, states[index]!);
+      await client.query(
+        `UPDATE rate_buckets SET tokens = bucket.tokens, updated_ms = bucket.updated_ms
+         FROM unnest($1::text[], $2::float8[], $3::bigint[]) AS bucket(key, tokens, updated_ms)
+         WHERE rate_buckets.bucket_key = bucket.key`,
+        [
+          takes.map((take) => take.bucketKey),
+          states.map((state) => state.tokens),
+          states.map((state) => state.updatedMs),
+        ],
+      );
       return result;
     });
   }
 
-  async adjust(bucketKey: string, units: number, size: BucketSize, nowMs: number): Promise<void> {
+  async adjustAll(adjustments: readonly BucketTake[], nowMs: number): Promise<void> {
     await this.transaction(async (client) => {
-      const states = await lockBuckets(client, [{ bucketKey, burst: size.burst }], nowMs);
-      await writeBucket(client, bucketKey, adjustBucket(states.get(bucketKey), units, size, nowMs));
+      const locked = await lockBuckets(
+        client,
+        adjustments.map((adjustment) => ({ bucketKey: adjustment.bucketKey, burst: adjustment.size.burst })),
+        nowMs,
+      );
+      for (const { bucketKey, units, size } of adjustments)
+        await writeBucket(client, bucketKey, adjustBucket(locked.get(bucketKey), units, size, nowMs));
     });
   }
 }
