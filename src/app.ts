@@ -19,6 +19,7 @@ import { registerHealthRoutes } from './http/health-routes.js';
 import { registerInputGuard } from './http/input-guard.js';
 import { registerMessagesRoutes } from './http/messages-routes.js';
 import { registerModelsRoutes } from './http/models-routes.js';
+import { registerRateLimitHeaders } from './http/rate-limit-headers.js';
 import { registerReportRoutes } from './http/report-routes.js';
 import { registerResourceRoutes } from './http/resource-routes.js';
 import { registerResponsesRoutes } from './http/responses-routes.js';
@@ -68,6 +69,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   });
   const observability = deps.observability ?? noObservability;
   registerObservabilityHooks(app, observability);
+  registerRateLimitHeaders(app);
   registerBodyParsers(app);
   registerInputGuard(app);
   registerErrorHandling(app);

@@ -33,6 +33,8 @@ interface KeyCreateOptions {
   capLifetime?: number;
   capDay?: number;
   capMonth?: number;
+  rpm?: number;
+  tpm?: number;
   config?: string;
 }
 
@@ -224,6 +226,8 @@ keys
   .option('--cap-lifetime <micros>', 'lifetime spend cap in micro-USD', integer)
   .option('--cap-day <micros>', 'spend cap per UTC day in micro-USD', integer)
   .option('--cap-month <micros>', 'spend cap per UTC month in micro-USD', integer)
+  .option('--rpm <n>', 'inference requests per minute of this key', integer)
+  .option('--tpm <n>', 'inference tokens per minute of this key', integer)
   .option(...configOption)
   .action(async (options: KeyCreateOptions) => {
     const scopes = list(options.scopes);
@@ -244,6 +248,14 @@ keys
         ...(options.ttlSeconds === undefined ? {} : { ttl_seconds: options.ttlSeconds }),
         ...(options.models === undefined ? {} : { models: list(options.models) }),
         ...(Object.keys(caps).length === 0 ? {} : { caps }),
+        ...(options.rpm === undefined && options.tpm === undefined
+          ? {}
+          : {
+              inference_limits: {
+                ...(options.rpm === undefined ? {} : { requests_per_minute: options.rpm }),
+                ...(options.tpm === undefined ? {} : { tokens_per_minute: options.tpm }),
+              },
+            }),
       });
       process.stdout.write(`${JSON.stringify(created)}\n`);
       process.stderr.write('The secret is shown once; store it now.\n');

@@ -64,13 +64,23 @@ projects:
       'prj_cli',
       '--scopes',
       'inference,run:attach',
+      '--rpm',
+      '30',
+      '--tpm',
+      '90000',
       '--config',
       config,
     ]);
     expect(created.code).toBe(0);
-    const key = JSON.parse(created.stdout) as { id: string; secret: string; scopes: string[] };
+    const key = JSON.parse(created.stdout) as {
+      id: string;
+      secret: string;
+      scopes: string[];
+      inference_limits: unknown;
+    };
     expect(key.secret).toMatch(/^gw_[0-9A-Z]{40}$/);
     expect(key.scopes).toEqual(['inference', 'run:attach']);
+    expect(key.inference_limits).toEqual({ requests_per_minute: 30, tokens_per_minute: 90000 });
 
     const listed = await cli(['keys', 'list', '--config', config]);
     expect(listed.stdout).toContain(key.id);

@@ -44,6 +44,18 @@ export const SpendCapsSchema = T.Object(
   { additionalProperties: false },
 );
 
+/**
+ * Inference rate limits (limits/inference-limits.ts): per minute, shared by every replica; an absent
+ * limit does not apply (shared by Projects, configured keys and the keys API).
+ */
+export const InferenceLimitsSchema = T.Object(
+  {
+    requests_per_minute: T.Optional(T.Integer({ minimum: 1, maximum: 100_000_000 })),
+    tokens_per_minute: T.Optional(T.Integer({ minimum: 1, maximum: 1_000_000_000_000 })),
+  },
+  { additionalProperties: false },
+);
+
 const ProjectSchema = T.Object(
   {
     id: Id('^prj_[A-Za-z0-9_-]{1,64}$', 'Project id'),
@@ -67,6 +79,8 @@ const ProjectSchema = T.Object(
     outcome_definitions: T.Array(OutcomeDefinitionSchema, { default: [] }),
     /** Spend caps of the whole Project (micro-USD): lifetime and UTC calendar windows (ledger/spend-caps.ts). */
     caps: T.Optional(SpendCapsSchema),
+    /** Requests and tokens per minute of the whole Project, every key together (model calls only). */
+    inference_limits: T.Optional(InferenceLimitsSchema),
   },
   { additionalProperties: false },
 );
@@ -78,6 +92,8 @@ const KeySchema = T.Object(
     scopes: T.Array(T.Union(SCOPES.map((scope) => T.Literal(scope))), { minItems: 1, uniqueItems: true }),
     secret_env: EnvName,
     label: T.Optional(T.String({ maxLength: 200 })),
+    /** Requests and tokens per minute of this key (model calls only). */
+    inference_limits: T.Optional(InferenceLimitsSchema),
   },
   { additionalProperties: false },
 );

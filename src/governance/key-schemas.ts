@@ -3,7 +3,7 @@
  * generate the OpenAPI document (http/openapi.ts).
  */
 import { Type as T } from '@sinclair/typebox';
-import { SCOPES, SpendCapsSchema } from '../config/schema.js';
+import { InferenceLimitsSchema, SCOPES, SpendCapsSchema } from '../config/schema.js';
 
 const Time = T.String({ format: 'date-time' });
 const NullableTime = T.Union([Time, T.Null()]);
@@ -17,6 +17,8 @@ export const CreateKeyBody = T.Object(
     expires_at: T.Optional(T.String({ minLength: 1, maxLength: 64 })),
     ttl_seconds: T.Optional(T.Integer({ minimum: 1, maximum: 10 * 365 * 86_400 })),
     caps: T.Optional(SpendCapsSchema),
+    /** Requests and tokens per minute of this key, shared by every replica; absent = none. */
+    inference_limits: T.Optional(InferenceLimitsSchema),
     /** Model aliases the key may use; absent = every alias. */
     models: T.Optional(
       T.Array(T.String({ minLength: 1, maxLength: 128 }), { minItems: 1, maxItems: 256, uniqueItems: true }),
@@ -35,6 +37,7 @@ export const KeyRecordSchema = T.Object({
   scopes: T.Array(T.String()),
   models: T.Union([T.Array(T.String()), T.Null()]),
   caps: SpendCapsSchema,
+  inference_limits: InferenceLimitsSchema,
   status: T.Union([T.Literal('active'), T.Literal('revoked'), T.Literal('expired')]),
   created_at: Time,
   expires_at: NullableTime,

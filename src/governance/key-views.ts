@@ -1,5 +1,6 @@
 /** Gateway Key records -> /svc/v1 JSON (never the secret or its hash). Status is derived from the clock. */
 import { spendCapsFields } from '../ledger/spend-caps.js';
+import { inferenceLimitsFields } from '../limits/limits-source.js';
 import type { KeyRecord } from '../store/port.js';
 
 export type KeyStatus = 'active' | 'revoked' | 'expired';
@@ -19,6 +20,7 @@ export function keyBody(key: KeyRecord, nowMs: number) {
     scopes: key.scopes,
     models: key.models,
     caps: spendCapsFields(key.limits),
+    inference_limits: inferenceLimitsFields(key.limits),
     status: keyStatus(key, nowMs),
     created_at: key.createdAt,
     expires_at: key.expiresAt,

@@ -17,6 +17,7 @@ import { spendCapsOf } from '../ledger/spend-caps.js';
 import { type Clock, parseRfc3339 } from '../lib/clock.js';
 import { newId } from '../lib/ids.js';
 import { hashSecret, newKeySecret } from '../lib/secrets.js';
+import { inferenceLimitsOf } from '../limits/limits-source.js';
 import type { NewManagedKey } from '../store/keys-port.js';
 import type { IdempotentResult, KeyRecord, Store } from '../store/port.js';
 import { idempotencyOfWrite } from './idempotency.js';
@@ -38,8 +39,22 @@ export interface KeysDeps {
 export class KeysService {
   private readonly aliases: ReadonlySet<string>;
 
+  /** Inference limits of the keys declared in the configuration (they win over the row's: limits-source.ts). */
+  private readonly declaredLimits: ReadonlyMap<string, ReturnType<typeof inferenceLimitsOf>>;
+
   constructor(private readonly deps: KeysDeps) {
     this.aliases = new Set(deps.config.models.map((model) => model.alias));
+    this.declaredLimits = new Map(
+      deps.config.keys.map((key) => [key.id, inferenceLimitsOf(key.inference_limits)]),
+    );
+  }
+
+  /** The record as it applies: a configured key shows the configuration's inference limits. */
+  private effective(key: KeyRecord): KeyRecord {
+    const declared = this.declaredLimits.get(key.id);
+    if (!declared) return key;
+    const { requestsPerMinute: _requests, tokensPerMinute: _tokens, ...caps } = key.limits;
+    return { ...key, limits: { ...caps, ...declared } };
   }
 
   private idempotency(request: WriteRequest) {
@@ -73,7 +88,7 @@ export class KeysService {
         createdAt: new Date(nowMs).toISOString(),
         expiresAt: expiryOf(fields, nowMs),
         models: fields.models ? [...fields.models] : null,
-        limits: spendCapsOf(fields.caps),
+        limits: { ...spendCapsOf(fields.caps), ...inferenceLimitsOf(fields.inference_limits) },
       },
     };
   }
@@ -99,13 +114,13 @@ export class KeysService {
   async list(caller: Caller) {
     const nowMs = this.deps.clock.now();
     const keys = await this.deps.store.listKeys(caller.projectId);
-    return { object: 'list' as const, data: keys.map((key) => keyBody(key, nowMs)) };
+    return { object: 'list' as const, data: keys.map((key) => keyBody(this.effective(key), nowMs)) };
   }
 
   async get(caller: Caller, id: string) {
     const key = await this.deps.store.keys.get(caller.projectId, id);
     if (!key) throw new GatewayError('key_not_found', 'Gateway Key not found.');
-    return keyBody(key, this.deps.clock.now());
+    return keyBody(this.effective(key), this.deps.clock.now());
   }
 
   /** POST /svc/v1/keys/{id}/revoke: 201 when revoked now, 200 when it already was. */

@@ -10,6 +10,7 @@ import type { CountTokensService } from '../gateway/messages/count-tokens-servic
 import type { MessagesService } from '../gateway/messages/messages-service.js';
 import { type Authenticator, requireModel } from './auth.js';
 import { isJsonContentType, jsonBodyBytes } from './body.js';
+import { rateLimitHeadersOf } from './rate-limit-headers.js';
 
 export interface MessagesRouteDeps {
   authenticator: Authenticator;
@@ -62,6 +63,7 @@ export async function writeEventStream(
   reply.hijack();
   const response = reply.raw;
   response.writeHead(200, {
+    ...rateLimitHeadersOf(request),
     ...headers,
     'request-id': request.id,
     'content-type': 'text/event-stream; charset=utf-8',

@@ -119,7 +119,7 @@ export function buildOpenApiDocument() {
               [],
             ),
             description:
-              'Scope: keys:admin. First success 201 with the secret (shown once); a replay with the same key and body answers 200 with secret null.',
+              'Scope: keys:admin. First success 201 with the secret (shown once); a replay with the same key and body answers 200 with secret null. `caps` bounds spend (lifetime, UTC day, UTC month); `inference_limits` bounds model calls per minute (requests, tokens: worst case at admission, corrected at settlement), shared by every replica; over it /v1 answers 429 rate_limited with Retry-After and rate-limit headers.',
           },
           get: read(
             "List the Gateway Keys of the caller's Project (never their secrets)",

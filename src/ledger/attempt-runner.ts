@@ -30,6 +30,7 @@
  */
 import type { ErrorType } from '../canonical/types.js';
 import { GatewayError } from '../errors/gateway-error.js';
+import type { InferenceRateLimits, RateTicket } from '../limits/inference-limits.js';
 import { NotSentError, UpstreamFailure, type UpstreamResponse } from '../primitives/shared/upstream-call.js';
 import type { AttemptUsage } from '../store/port.js';
 import type { AttemptObserver } from './attempt-observer.js';
@@ -161,8 +162,36 @@ async function readErrorBody(response: UpstreamResponse): Promise<unknown> {
 export class AttemptRunner {
   readonly observer: AttemptObserver;
 
-  constructor(private readonly ledger: Ledger) {
+  constructor(
+    private readonly ledger: Ledger,
+    private readonly rateLimits?: InferenceRateLimits,
+  ) {
     this.observer = ledger.observer;
+  }
+
+  /** The inference rate limits, then the ledger's reservation; a refusal by either reserves nothing. */
+  private async reserve(
+    plan: AttemptPlan,
+    durable?: { resourceId: string; leaseMs: number },
+  ): Promise<Attempt> {
+    let ticket: RateTicket | undefined;
+    try {
+      ticket = await this.rateLimits?.admit({
+        projectId: plan.projectId,
+        keyId: plan.keyId,
+        worstCaseTokens: plan.worstCaseTokens ?? 0,
+      });
+    } catch (error) {
+      const limited = error instanceof GatewayError && error.code === 'rate_limited';
+      this.observer.refused(plan, limited ? 'rate_limited' : 'store_unavailable');
+      throw error;
+    }
+    try {
+      return await this.ledger.reserve(plan, durable, durable ? undefined : ticket);
+    } catch (error) {
+      await ticket?.release().catch(() => undefined);
+      throw error;
+    }
   }
 
   /** Routing skipped a target before any attempt (portable mode). */
@@ -181,7 +210,7 @@ export class AttemptRunner {
     exchange: UpstreamExchange<Answer>,
     signal?: AbortSignal,
   ): Promise<CallResult<Answer>> {
-    const attempt = await this.ledger.reserve(plan);
+    const attempt = await this.reserve(plan);
     const opened = await this.open(attempt, exchange, signal);
     if (!opened.ok) {
       if ('aborted' in opened) {
@@ -214,7 +243,7 @@ export class AttemptRunner {
     exchange: UpstreamExchange<unknown>,
     clientSignal: AbortSignal,
   ): Promise<StreamResult> {
-    const attempt = await this.ledger.reserve(plan);
+    const attempt = await this.reserve(plan);
     const upstreamAbort = new AbortController();
     const onClientGone = () => upstreamAbort.abort();
     clientSignal.addEventListener('abort', onClientGone, { once: true });
@@ -248,7 +277,7 @@ export class AttemptRunner {
    * does not reap it). Settle it with settleHeld, from whichever process finishes it.
    */
   async reserveHeld(plan: AttemptPlan, resourceId: string, leaseMs: number): Promise<HeldAttempt> {
-    const attempt = await this.ledger.reserve(plan, { resourceId, leaseMs });
+    const attempt = await this.reserve(plan, { resourceId, leaseMs });
     return {
       attemptId: attempt.id,
       createdAt: attempt.startedMs,

@@ -11,6 +11,7 @@ import type { Logger } from 'pino';
 import { GatewayError, StoreUnavailableError } from '../errors/gateway-error.js';
 import type { Clock } from '../lib/clock.js';
 import { newId, randomBase32 } from '../lib/ids.js';
+import type { RateTicket } from '../limits/inference-limits.js';
 import type { AttemptUsage, SettleInput, Store } from '../store/port.js';
 import {
   type AttemptLabels,
@@ -25,6 +26,11 @@ import type { SpendCaps } from './spend-caps.js';
 /** What an attempt is (its observer labels) and what it reserves. One object per attempt. */
 export interface AttemptPlan extends AttemptLabels {
   reservationMicrosUsd: number;
+  /**
+   * The most tokens the call can use (input bound + max output tokens), taken from the tokens-per-
+   * minute limits at admission (limits/inference-limits.ts); absent: not priced in tokens (0).
+   */
+  worstCaseTokens?: number;
 }
 
 function refusalReason(error: unknown): RefusalReason {
@@ -93,6 +99,7 @@ export class Attempt {
     leaseMs: number,
     private readonly ledger: Ledger,
     private readonly watch: AttemptWatch,
+    private readonly ticket: RateTicket | undefined,
   ) {
     this.leaseExpiresMs = startedMs + leaseMs;
   }
@@ -124,6 +131,7 @@ export class Attempt {
       },
       this.leaseExpiresMs,
     );
+    if (this.ticket) await this.correctRateTokens(this.ticket, settlement);
     this.watch.settled({
       outcome: settlement.outcome,
       costMicrosUsd:
@@ -135,6 +143,27 @@ export class Attempt {
       responseModel,
       durationMs,
     });
+  }
+
+  /** Tokens-per-minute limits: the worst case taken at admission becomes the actual usage. */
+  private async correctRateTokens(ticket: RateTicket, settlement: Settlement): Promise<void> {
+    const usage = settlement.usage;
+    try {
+      await ticket.settle({
+        committedWhole: stateOf(settlement.outcome) === 'unknown',
+        usedTokens: usage
+          ? usage.inputTokens +
+            usage.cacheCreationInputTokens +
+            usage.cacheReadInputTokens +
+            usage.outputTokens
+          : null,
+      });
+    } catch (error) {
+      this.ledger.logger.warn(
+        { err: error, attempt: this.id },
+        'rate limit correction failed (the bucket refills)',
+      );
+    }
   }
 
   /** Extends the lease (long streams); a failure is retried until the current lease would pass. */
@@ -175,10 +204,15 @@ export class Ledger {
   /**
    * Throws GatewayError run_not_found | run_not_active | run_budget_exceeded | project_budget_exceeded |
    * key_budget_exceeded, or StoreUnavailableError.
+   * `ticket`: what the rate limits took at admission, corrected when the attempt settles.
    * `durable`: the attempt belongs to a background job (batch, deferred response) rather than to
    * this process: owned by `job:<resource id>`, so a restart does not reap it, with the given lease.
    */
-  async reserve(plan: AttemptPlan, durable?: { resourceId: string; leaseMs: number }): Promise<Attempt> {
+  async reserve(
+    plan: AttemptPlan,
+    durable?: { resourceId: string; leaseMs: number },
+    ticket?: RateTicket,
+  ): Promise<Attempt> {
     const reservationMicrosUsd = plan.reservationMicrosUsd;
     const attemptId = newId('att');
     const now = this.clock.now();
@@ -214,7 +248,7 @@ export class Ledger {
       }
     }
     const watch = this.observer.started(attemptId, plan, reservationMicrosUsd);
-    return new Attempt(attemptId, reservationMicrosUsd, now, leaseMs, this, watch);
+    return new Attempt(attemptId, reservationMicrosUsd, now, leaseMs, this, watch, ticket);
   }
 
   /** Writes a settlement; retried in the background until `leaseExpiresMs` when the store fails. */

@@ -28,7 +28,9 @@ import { AttemptRunner } from '../ledger/attempt-runner.js';
 import { Ledger } from '../ledger/ledger.js';
 import { projectCapsFrom } from '../ledger/spend-caps.js';
 import type { Clock } from '../lib/clock.js';
+import { InferenceRateLimits } from '../limits/inference-limits.js';
 import type { Limiter } from '../limits/limiter.js';
+import { configuredLimitsSource } from '../limits/limits-source.js';
 import { LocalFolderObjectStore } from '../objects/local-folder.js';
 import { objectsFolder } from '../objects/open-objects.js';
 import type { ObjectStore } from '../objects/port.js';
@@ -116,7 +118,12 @@ export function composeServices(appDeps: AppDeps): Services {
     ...appDeps,
     objects: appDeps.objects ?? new LocalFolderObjectStore({ root: objectsFolder(appDeps.config) }),
   };
-  const runner = new AttemptRunner(appDeps.ledger);
+  const rateLimits = new InferenceRateLimits(
+    appDeps.limiter ?? appDeps.store.rateBuckets,
+    appDeps.clock,
+    configuredLimitsSource(appDeps.config, appDeps.store, appDeps.clock),
+  );
+  const runner = new AttemptRunner(appDeps.ledger, rateLimits);
   const deps = { ...base, runner };
   const { config, store, clock, upstreams, ledger } = deps;
   const running = new RunningCalls();

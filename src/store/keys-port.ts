@@ -5,10 +5,11 @@
  * transaction (the rendered body never holds the secret: it is shown once, by the caller).
  */
 import type { SpendCaps } from '../ledger/spend-caps.js';
+import type { InferenceLimits } from '../limits/inference-limits.js';
 import type { Idempotency, IdempotentResult, KeyRecord, NewKey, Render } from './port.js';
 
-/** Limits carried by a key row (JSON column `limits`). */
-export type KeyLimits = SpendCaps;
+/** Limits carried by a key row (JSON column `limits`): spend caps and inference rate limits. */
+export type KeyLimits = SpendCaps & InferenceLimits;
 
 export interface NewManagedKey extends NewKey {
   expiresAt: string | null;

@@ -23,6 +23,7 @@ import { type Clock, systemClock } from '../../src/lib/clock.js';
 import { newId } from '../../src/lib/ids.js';
 import { createLogger } from '../../src/lib/logger.js';
 import { hashSecret, newKeySecret } from '../../src/lib/secrets.js';
+import type { Limiter } from '../../src/limits/limiter.js';
 import { openObjectStore } from '../../src/objects/open-objects.js';
 import type { Observability } from '../../src/observability/observability.js';
 import { instrumentStore } from '../../src/observability/store-instrumentation.js';
@@ -62,6 +63,8 @@ export interface TestGatewayOptions {
   ledgerStore?: (store: Store) => Store;
   /** Metrics, tracing and the attempt observer (the store is instrumented like startGateway does). */
   observability?: Observability;
+  /** Shared token buckets (default: the store's), for example a RedisLimiter. */
+  limiter?: Limiter;
 }
 
 export function baseConfig(): Record<string, unknown> {
@@ -133,6 +136,7 @@ export async function startTestGateway(options: TestGatewayOptions = {}): Promis
     ledger,
     objects: openObjectStore(config, environment),
     ...(options.observability ? { observability: options.observability } : {}),
+    ...(options.limiter ? { limiter: options.limiter } : {}),
   });
   const url = await app.listen({ host: '127.0.0.1', port: 0 });
   return {

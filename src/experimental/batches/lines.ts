@@ -40,6 +40,8 @@ export type CheckedLine = {
   lineNumber: number;
   customId: string;
   plan: BatchLinePlan;
+  /** Input bound + max_tokens: taken from the tokens-per-minute limits at the batch's admission. */
+  worstCaseTokens: number;
 } & (
   | { format: typeof MESSAGES_LINES; request: MessagesRequest }
   | { format: typeof CHAT_LINES; body: Record<string, unknown> }
@@ -147,6 +149,7 @@ function checkLine(
     customId,
     format: MESSAGES_LINES,
     request,
+    worstCaseTokens: inputBound + request.max_tokens,
     plan: {
       customId,
       alias: request.model,
@@ -198,6 +201,7 @@ function checkChatLine(
     customId,
     format: CHAT_LINES,
     body: body as Record<string, unknown>,
+    worstCaseTokens: inputBound + facts.maxOutputTokens,
     plan: {
       customId,
       alias: facts.model,

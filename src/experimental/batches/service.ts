@@ -182,6 +182,7 @@ export class BatchService {
         upstreamModel: joined(lines.map((line) => line.plan.upstreamModel)),
         streamed: false,
         reservationMicrosUsd: reservation,
+        worstCaseTokens: lines.reduce((sum, line) => sum + line.worstCaseTokens, 0),
       },
       id,
       BATCH_ATTEMPT_LEASE_MS,

@@ -196,6 +196,7 @@ export class ResponsesService {
       upstreamModel: target.upstreamModel,
       streamed: false,
       reservationMicrosUsd: reservation,
+      worstCaseTokens: inputBound + request.maxOutputTokens,
     };
     const body = upstreamBody(request, target.upstreamModel);
     const headers = { 'svc-route': connection.name };

@@ -189,6 +189,7 @@ export function messagesAttemptPlan(input: AttemptInput): AttemptPlan {
     upstreamModel: target.upstreamModel,
     streamed: input.request.stream === true,
     reservationMicrosUsd: worstCaseCost(target.price, input.inputBoundTokens, input.request.max_tokens),
+    worstCaseTokens: input.inputBoundTokens + input.request.max_tokens,
   };
 }
 

@@ -57,5 +57,69 @@ export function describeLimiterContract(name: string, harness: () => LimiterHarn
       const allowed = answers.filter((answer) => answer.allowed).length;
       expect(allowed).toBe(h.shared ? 5 : 10);
     });
+
+    it('takes several buckets all or nothing, answering remaining and time to full', async () => {
+      const limiter = await harness().open();
+      const [a, b] = [bucket(), bucket()];
+      const t0 = 1_800_000_000_000;
+      const sizes = { a: { ratePerSecond: 1, burst: 10 }, b: { ratePerSecond: 1, burst: 4 } };
+      const takes = (unitsA: number, unitsB: number) => [
+        { bucketKey: a, units: unitsA, size: sizes.a },
+        { bucketKey: b, units: unitsB, size: sizes.b },
+      ];
+      expect(await limiter.takeAll(takes(3, 3), t0)).toEqual({
+        allowed: true,
+        answers: [
+          { allowed: true, waitMs: 0, remaining: 7, fullInMs: 3000 },
+          { allowed: true, waitMs: 0, remaining: 1, fullInMs: 3000 },
+        ],
+      });
+      // b has 1 left: refused, and a keeps its 7 (nothing taken from either).
+      expect(await limiter.takeAll(takes(5, 2), t0)).toEqual({
+        allowed: false,
+        answers: [
+          { allowed: true, waitMs: 0, remaining: 7, fullInMs: 3000 },
+          { allowed: false, waitMs: 1000, remaining: 1, fullInMs: 3000 },
+        ],
+      });
+      expect((await limiter.takeAll(takes(7, 1), t0)).allowed).toBe(true);
+      expect((await limiter.takeAll(takes(0, 5), t0)).answers[1]!.waitMs).toBe(Number.POSITIVE_INFINITY);
+    });
+
+    it('adjusts a bucket: gives back up to the burst, takes down to 0, never beyond', async () => {
+      const limiter = await harness().open();
+      const key = bucket();
+      const t0 = 1_800_000_000_000;
+      const size = { ratePerSecond: 0.001, burst: 100 };
+      const take = [{ bucketKey: key, units: 90, size }];
+      expect((await limiter.takeAll(take, t0)).answers[0]!.remaining).toBe(10);
+      await limiter.adjustAll([{ bucketKey: key, units: 85, size }], t0);
+      expect((await limiter.takeAll(take, t0)).answers[0]!.remaining).toBe(5);
+      await limiter.adjustAll([{ bucketKey: key, units: 1000, size }], t0);
+      expect((await limiter.takeAll([{ bucketKey: key, units: 0, size }], t0)).answers[0]!.remaining).toBe(
+        100,
+      );
+      await limiter.adjustAll([{ bucketKey: key, units: -1000, size }], t0);
+      expect((await limiter.takeAll([{ bucketKey: key, units: 1, size }], t0)).allowed).toBe(false);
+    });
+
+    it('shares multi-bucket takes between replicas: concurrent takes allow exactly the smallest burst', async () => {
+      const h = harness();
+      const replicas = [await h.open(), await h.open()];
+      const [a, b] = [bucket(), bucket()];
+      const t0 = 1_800_000_000_000;
+      const answers = await Promise.all(
+        Array.from({ length: 16 }, (_, index) =>
+          replicas[index % 2]!.takeAll(
+            [
+              { bucketKey: index % 2 === 0 ? a : b, units: 1, size: { ratePerSecond: 0.001, burst: 50 } },
+              { bucketKey: index % 2 === 0 ? b : a, units: 1, size: { ratePerSecond: 0.001, burst: 6 } },
+            ],
+            t0,
+          ),
+        ),
+      );
+      expect(answers.filter((answer) => answer.allowed).length).toBe(h.shared ? 6 : 12);
+    });
   });
 }

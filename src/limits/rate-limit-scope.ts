@@ -1,0 +1,44 @@
+/**
+ * The inference rate-limit state of the request running now (AsyncLocalStorage, opened by the HTTP
+ * layer around each route handler): admission (inference-limits.ts) writes what the binding
+ * limits look like after it, and whether the request's one request unit is taken; the HTTP layer
+ * renders it as the dialect's rate-limit headers on the answer, success or refusal. Background work
+ * has no scope: nothing is rendered and every attempt counts as a request.
+ */
+import { AsyncLocalStorage } from 'node:async_hooks';
+
+/** One limit as the headers tell it: its size per minute, what is left, when it is full again. */
+export interface LimitState {
+  limit: number;
+  remaining: number;
+  /** Milliseconds until the bucket is full again. */
+  fullInMs: number;
+}
+
+/** The binding limit of each kind after the last admission (absent: no such limit applies). */
+export interface RateLimitState {
+  requests?: LimitState;
+  tokens?: LimitState;
+}
+
+export interface RateScope {
+  /** Whether this client request already took its request unit (a fallback attempt takes none). */
+  requestCounted: boolean;
+  state: RateLimitState | undefined;
+  /** The limit that refused the request: `key_requests`, `key_tokens`, `project_requests`, `project_tokens`. */
+  refusedBy: string | undefined;
+}
+
+const scope = new AsyncLocalStorage<RateScope>();
+
+export function newRateScope(): RateScope {
+  return { requestCounted: false, state: undefined, refusedBy: undefined };
+}
+
+export function runInRateScope<T>(rateScope: RateScope, fn: () => T): T {
+  return scope.run(rateScope, fn);
+}
+
+export function currentRateScope(): RateScope | undefined {
+  return scope.getStore();
+}
