@@ -318,6 +318,11 @@ describePostgres('background responses on any wire across replicas', () => {
         () => client(second).responses.retrieve(slow.data.id),
         (value) => value.status === 'in_progress',
       );
+      // The record says in_progress just before the request leaves: wait until the upstream has it.
+      await eventually(
+        async () => sim.requests({ model: 'up-slow' }).length,
+        (count) => count === 1,
+      );
       await second.close();
       replicas.pop();
       const third = await startTestGateway({
