@@ -7,6 +7,8 @@
  *   BENCH_POSTGRES_URL=postgres://postgres@127.0.0.1:5432/postgres (admin URL; a throw-away
  *   database is created and dropped; the PostgreSQL part is skipped when it does not answer)
  *   BENCH_PROFILE_DIR=/tmp/prof (the SQLite gateway writes a --cpu-prof there)
+ *   BENCH_ONLY=streams (only the c16 stream loads, gateway on SQLite and bare, alternated
+ *   BENCH_REPEAT times; no PostgreSQL: a fast loop for the stream path)
  *
  * Layout on a 2-core machine: every gateway and the bare pass-through pinned to core 1; the
  * simulator (latency 0) and the load generator on core 0. 1 KB requests, max_tokens 256, streams
@@ -35,6 +37,7 @@ import { type Figures, report } from './report.js';
 
 const SAMPLES = Number(process.env.BENCH_SAMPLES ?? 3000);
 const REPEAT = Number(process.env.BENCH_REPEAT ?? 1);
+const ONLY = process.env.BENCH_ONLY;
 const ADMIN_URL = process.env.BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const TEXT = 'The quick brown fox jumps over the lazy dog. '.repeat(21);
 const body = (stream: boolean, model = 'bench') =>
@@ -293,6 +296,50 @@ async function measureOnce(world: World): Promise<Figures> {
   return figures;
 }
 
+/** BENCH_ONLY=streams: the c16 stream loads, gateway then bare, each round printed, then the medians. */
+async function measureStreams(world: World): Promise<void> {
+  const out = (text: string) => process.stdout.write(`${text}\n`);
+  const line = (name: string, result: LoadResult) =>
+    `${name} ${String(result.perSecond).padStart(6)} streams/s  p50 ${result.p50} / p99 ${result.p99} ms  non-2xx ${result.non2xx}  CPU ${result.cpuMsPerCall.toFixed(3)} ms`;
+  const ratios: number[] = [];
+  const cpuRatios: number[] = [];
+  for (let round = 0; round < REPEAT; round++) {
+    const gateway = await load({
+      url: `${world.sqlite.url}/v1/messages`,
+      headers: callHeaders(world.sqlite, world.sqliteRun),
+      body: body(true),
+      connections: 16,
+      pids: [world.sqlite.process.pid],
+    });
+    const bare = await load({
+      url: `${world.bare.url}/v1/messages`,
+      headers: PLAIN,
+      body: body(true),
+      connections: 16,
+      pids: [world.bare.pid],
+    });
+    // The same calls unstreamed at the same concurrency: what the stream path adds over a unary call.
+    const unary = await load({
+      url: `${world.sqlite.url}/v1/messages`,
+      headers: callHeaders(world.sqlite, world.sqliteRun),
+      body: body(false),
+      connections: 16,
+      pids: [world.sqlite.process.pid],
+    });
+    out(line('unary gateway c16  ', unary));
+    ratios.push(gateway.perSecond / bare.perSecond);
+    cpuRatios.push(gateway.cpuMsPerCall / bare.cpuMsPerCall);
+    out(line('streams gateway c16', gateway));
+    out(line('streams bare c16   ', bare));
+    out(
+      `  ratio ${(gateway.perSecond / bare.perSecond).toFixed(2)}  CPU ratio ${(gateway.cpuMsPerCall / bare.cpuMsPerCall).toFixed(2)}`,
+    );
+  }
+  out(
+    `median of ${REPEAT}: streams/s ratio ${median(ratios).toFixed(2)} (target >= 0.6), CPU per stream ratio ${median(cpuRatios).toFixed(2)}`,
+  );
+}
+
 interface World {
   bare: Started & { url: string };
   sqlite: Gateway;
@@ -326,7 +373,7 @@ function medianFigures(all: Figures[]): Figures {
 async function main() {
   const folder = mkdtempSync(join(tmpdir(), 'svc-bench-'));
   const stops: Array<() => Promise<void>> = [];
-  const database = await postgresDatabase();
+  const database = ONLY === 'streams' ? undefined : await postgresDatabase();
   try {
     const simulatorPort = await freePort();
     const simulator = await start(
@@ -380,12 +427,13 @@ async function main() {
     // Warm-up (JIT, connection pools, the database files' first pages).
     for (const gateway of [world.sqlite, world.postgres].filter((each): each is Gateway => !!each)) {
       const runId = gateway === world.sqlite ? world.sqliteRun : world.pgRuns[0];
-      await load({
-        url: `${gateway.url}/v1/messages`,
-        headers: callHeaders(gateway, runId),
-        body: body(false),
-        connections: 64,
-      });
+      if (ONLY !== 'streams')
+        await load({
+          url: `${gateway.url}/v1/messages`,
+          headers: callHeaders(gateway, runId),
+          body: body(false),
+          connections: 64,
+        });
       await load({
         url: `${gateway.url}/v1/messages`,
         headers: callHeaders(gateway, runId),
@@ -394,6 +442,10 @@ async function main() {
       });
     }
     await load({ url: `${world.bare.url}/v1/messages`, headers: PLAIN, body: body(false), connections: 64 });
+    if (ONLY === 'streams') {
+      await measureStreams(world);
+      return;
+    }
     const all: Figures[] = [];
     for (let round = 0; round < REPEAT; round++) all.push(await measureOnce(world));
     report(medianFigures(all), { seconds: DURATION, samples: SAMPLES, repeat: REPEAT });
