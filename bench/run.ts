@@ -9,6 +9,8 @@
  *   BENCH_PROFILE_DIR=/tmp/prof (the SQLite gateway writes a --cpu-prof there)
  *   BENCH_ONLY=streams (only the c16 stream loads, gateway on SQLite and bare, alternated
  *   BENCH_REPEAT times; no PostgreSQL: a fast loop for the stream path)
+ *   BENCH_COMPARE_DIST=/path/to/other/dist (with BENCH_ONLY=streams: a second SQLite gateway built
+ *   from another checkout, loaded in turn with this one, for before/after on a busy machine)
  *
  * Layout on a 2-core machine: every gateway and the bare pass-through pinned to core 1; the
  * simulator (latency 0) and the load generator on core 0. 1 KB requests, max_tokens 256, streams
@@ -78,17 +80,13 @@ async function startGateway(
   store: string,
   env: NodeJS.ProcessEnv = {},
   nodeArgs: string[] = [],
+  main = 'dist/src/main.js',
 ): Promise<Gateway> {
   const port = await freePort();
   mkdirSync(folder, { recursive: true });
   const path = join(folder, `${name}.yaml`);
   writeFileSync(path, config(folder, name, port, simulatorPort, store));
-  const started = await start(
-    1,
-    [...nodeArgs, 'dist/src/main.js', 'serve', '--config', path],
-    'listening on',
-    env,
-  );
+  const started = await start(1, [...nodeArgs, main, 'serve', '--config', path], 'listening on', env);
   return {
     process: started,
     url: `http://127.0.0.1:${port}`,
@@ -178,7 +176,7 @@ async function ledgerInvariant(url: string, runId: string): Promise<Figures['inv
 }
 
 async function measureOnce(world: World): Promise<Figures> {
-  const { bare, sqlite, postgres, replica, directUrl, simulatorUrl } = world;
+  const { bare, sqlite, postgres, replica, directUrl } = world;
   const bareUrl = `${bare.url}/v1/messages`;
   const sqliteUrl = `${sqlite.url}/v1/messages`;
   const sqliteRun = world.sqliteRun;
@@ -303,7 +301,19 @@ async function measureStreams(world: World): Promise<void> {
     `${name} ${String(result.perSecond).padStart(6)} streams/s  p50 ${result.p50} / p99 ${result.p99} ms  non-2xx ${result.non2xx}  CPU ${result.cpuMsPerCall.toFixed(3)} ms`;
   const ratios: number[] = [];
   const cpuRatios: number[] = [];
+  const compared: number[] = [];
   for (let round = 0; round < REPEAT; round++) {
+    if (world.compare) {
+      const other = await load({
+        url: `${world.compare.url}/v1/messages`,
+        headers: callHeaders(world.compare, world.compareRun),
+        body: body(true),
+        connections: 16,
+        pids: [world.compare.process.pid],
+      });
+      out(line('streams compared  ', other));
+      compared.push(other.cpuMsPerCall);
+    }
     const gateway = await load({
       url: `${world.sqlite.url}/v1/messages`,
       headers: callHeaders(world.sqlite, world.sqliteRun),
@@ -335,6 +345,7 @@ async function measureStreams(world: World): Promise<void> {
       `  ratio ${(gateway.perSecond / bare.perSecond).toFixed(2)}  CPU ratio ${(gateway.cpuMsPerCall / bare.cpuMsPerCall).toFixed(2)}`,
     );
   }
+  if (world.compare) out(`compared build: median CPU per stream ${median(compared).toFixed(3)} ms`);
   out(
     `median of ${REPEAT}: streams/s ratio ${median(ratios).toFixed(2)} (target >= 0.6), CPU per stream ratio ${median(cpuRatios).toFixed(2)}`,
   );
@@ -344,6 +355,8 @@ interface World {
   bare: Started & { url: string };
   sqlite: Gateway;
   sqliteRun: string;
+  compare?: Gateway;
+  compareRun?: string;
   postgres?: Gateway;
   replica?: Gateway;
   pgRuns: string[];
@@ -408,6 +421,20 @@ async function main() {
       directUrl: simulatorUrl,
       simulatorUrl,
     };
+    const compareDist = process.env.BENCH_COMPARE_DIST;
+    if (ONLY === 'streams' && compareDist) {
+      world.compare = await startGateway(
+        join(folder, 'compare'),
+        'compare',
+        simulatorPort,
+        `{ kind: sqlite, sqlite: { path: ${join(folder, 'compare.db')} } }`,
+        {},
+        [],
+        join(compareDist, 'src/main.js'),
+      );
+      stops.push(world.compare.process.stop);
+      world.compareRun = await createRun(world.compare);
+    }
     if (database) {
       const pgFolder = join(folder, 'pg');
       const store = '{ kind: postgres, postgres: { url_env: SVC_BENCH_DATABASE_URL } }';
@@ -425,8 +452,15 @@ async function main() {
       body: JSON.stringify({ behaviour: { deltas: 20, text: 'word '.repeat(40) } }),
     });
     // Warm-up (JIT, connection pools, the database files' first pages).
-    for (const gateway of [world.sqlite, world.postgres].filter((each): each is Gateway => !!each)) {
-      const runId = gateway === world.sqlite ? world.sqliteRun : world.pgRuns[0];
+    for (const gateway of [world.sqlite, world.postgres, world.compare].filter(
+      (each): each is Gateway => !!each,
+    )) {
+      const runId =
+        gateway === world.sqlite
+          ? world.sqliteRun
+          : gateway === world.compare
+            ? world.compareRun
+            : world.pgRuns[0];
       if (ONLY !== 'streams')
         await load({
           url: `${gateway.url}/v1/messages`,

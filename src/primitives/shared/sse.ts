@@ -63,10 +63,9 @@ const EVENT_FIELD = Buffer.from('event: ');
 const DATA_FIELD = Buffer.from('data: ');
 
 function startsWith(bytes: Buffer, at: number, prefix: Buffer): boolean {
-  return (
-    bytes.length >= at + prefix.length &&
-    bytes.compare(prefix, 0, prefix.length, at, at + prefix.length) === 0
-  );
+  if (bytes.length < at + prefix.length) return false;
+  for (let index = 0; index < prefix.length; index++) if (bytes[at + index] !== prefix[index]) return false;
+  return true;
 }
 
 /**
