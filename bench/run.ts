@@ -10,7 +10,8 @@
  *   BENCH_ONLY=streams (only the c16 stream loads, gateway on SQLite and bare, alternated
  *   BENCH_REPEAT times; no PostgreSQL: a fast loop for the stream path)
  *   BENCH_COMPARE_DIST=/path/to/other/dist (with BENCH_ONLY=streams: a second SQLite gateway built
- *   from another checkout, loaded in turn with this one, for before/after on a busy machine)
+ *   from another checkout, loaded at the same time as this one each round, for before/after on a
+ *   busy machine)
  *
  * Layout on a 2-core machine: every gateway and the bare pass-through pinned to core 1; the
  * simulator (latency 0) and the load generator on core 0. 1 KB requests, max_tokens 256, streams
@@ -304,15 +305,24 @@ async function measureStreams(world: World): Promise<void> {
   const compared: number[] = [];
   for (let round = 0; round < REPEAT; round++) {
     if (world.compare) {
-      const other = await load({
-        url: `${world.compare.url}/v1/messages`,
-        headers: callHeaders(world.compare, world.compareRun),
-        body: body(true),
-        connections: 16,
-        pids: [world.compare.process.pid],
-      });
-      out(line('streams compared  ', other));
-      compared.push(other.cpuMsPerCall);
+      // Both builds at once, on the same core under the same load: their CPU per stream compares.
+      const [mine, other] = await Promise.all(
+        [
+          { gateway: world.sqlite, run: world.sqliteRun },
+          { gateway: world.compare, run: world.compareRun },
+        ].map(({ gateway, run }) =>
+          load({
+            url: `${gateway.url}/v1/messages`,
+            headers: callHeaders(gateway, run),
+            body: body(true),
+            connections: 16,
+            pids: [gateway.process.pid],
+          }),
+        ),
+      );
+      out(line('side by side: this build', mine!));
+      out(line('side by side: compared  ', other!));
+      compared.push(other!.cpuMsPerCall / mine!.cpuMsPerCall);
     }
     const gateway = await load({
       url: `${world.sqlite.url}/v1/messages`,
@@ -345,7 +355,10 @@ async function measureStreams(world: World): Promise<void> {
       `  ratio ${(gateway.perSecond / bare.perSecond).toFixed(2)}  CPU ratio ${(gateway.cpuMsPerCall / bare.cpuMsPerCall).toFixed(2)}`,
     );
   }
-  if (world.compare) out(`compared build: median CPU per stream ${median(compared).toFixed(3)} ms`);
+  if (world.compare)
+    out(
+      `side by side: compared build's CPU per stream / this build's, median ${median(compared).toFixed(2)}`,
+    );
   out(
     `median of ${REPEAT}: streams/s ratio ${median(ratios).toFixed(2)} (target >= 0.6), CPU per stream ratio ${median(cpuRatios).toFixed(2)}`,
   );
