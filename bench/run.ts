@@ -9,9 +9,9 @@
  *   BENCH_PROFILE_DIR=/tmp/prof (the SQLite gateway writes a --cpu-prof there)
  *   BENCH_ONLY=streams (only the c16 stream loads, gateway on SQLite and bare, alternated
  *   BENCH_REPEAT times; no PostgreSQL: a fast loop for the stream path)
- *   BENCH_COMPARE_DIST=/path/to/other/dist (with BENCH_ONLY=streams: a second SQLite gateway built
- *   from another checkout, loaded at the same time as this one each round, for before/after on a
- *   busy machine)
+ *   BENCH_COMPARE_DIST=/path/to/other/dist (with BENCH_ONLY=streams: instead, a second SQLite
+ *   gateway built from another checkout and this one take BENCH_REPEAT short turns of c16 streams:
+ *   before/after on a busy machine)
  *
  * Layout on a 2-core machine: every gateway and the bare pass-through pinned to core 1; the
  * simulator (latency 0) and the load generator on core 0. 1 KB requests, max_tokens 256, streams
@@ -295,6 +295,36 @@ async function measureOnce(world: World): Promise<Figures> {
   return figures;
 }
 
+/**
+ * BENCH_COMPARE_DIST: this build's and the other build's c16 streams in short turns (this, other,
+ * this, ...), so that a busy machine's changing load falls on both alike; prints each turn's CPU per
+ * stream and the median of the other's over the mean of this build's turns around it.
+ */
+async function compareStreams(world: World, compare: Gateway, compareRun: string): Promise<void> {
+  const out = (text: string) => process.stdout.write(`${text}\n`);
+  const turn = (gateway: Gateway, run: string) =>
+    load({
+      url: `${gateway.url}/v1/messages`,
+      headers: callHeaders(gateway, run),
+      body: body(true),
+      connections: 16,
+      pids: [gateway.process.pid],
+    });
+  const mine: number[] = [(await turn(world.sqlite, world.sqliteRun)).cpuMsPerCall];
+  const other: number[] = [];
+  for (let round = 0; round < REPEAT; round++) {
+    other.push((await turn(compare, compareRun)).cpuMsPerCall);
+    mine.push((await turn(world.sqlite, world.sqliteRun)).cpuMsPerCall);
+    out(
+      `turn ${round + 1}: CPU per stream, this build ${mine.at(-2)!.toFixed(3)} / compared ${other.at(-1)!.toFixed(3)} / this build ${mine.at(-1)!.toFixed(3)} ms`,
+    );
+  }
+  const ratios = other.map((value, index) => value / ((mine[index]! + mine[index + 1]!) / 2));
+  out(
+    `compared build's CPU per stream / this build's: median ${median(ratios).toFixed(2)} over ${REPEAT} turns (this build median ${median(mine).toFixed(3)} ms, compared ${median(other).toFixed(3)} ms)`,
+  );
+}
+
 /** BENCH_ONLY=streams: the c16 stream loads, gateway then bare, each round printed, then the medians. */
 async function measureStreams(world: World): Promise<void> {
   const out = (text: string) => process.stdout.write(`${text}\n`);
@@ -302,28 +332,7 @@ async function measureStreams(world: World): Promise<void> {
     `${name} ${String(result.perSecond).padStart(6)} streams/s  p50 ${result.p50} / p99 ${result.p99} ms  non-2xx ${result.non2xx}  CPU ${result.cpuMsPerCall.toFixed(3)} ms`;
   const ratios: number[] = [];
   const cpuRatios: number[] = [];
-  const compared: number[] = [];
   for (let round = 0; round < REPEAT; round++) {
-    if (world.compare) {
-      // Both builds at once, on the same core under the same load: their CPU per stream compares.
-      const [mine, other] = await Promise.all(
-        [
-          { gateway: world.sqlite, run: world.sqliteRun },
-          { gateway: world.compare, run: world.compareRun },
-        ].map(({ gateway, run }) =>
-          load({
-            url: `${gateway.url}/v1/messages`,
-            headers: callHeaders(gateway, run),
-            body: body(true),
-            connections: 16,
-            pids: [gateway.process.pid],
-          }),
-        ),
-      );
-      out(line('side by side: this build', mine!));
-      out(line('side by side: compared  ', other!));
-      compared.push(other!.cpuMsPerCall / mine!.cpuMsPerCall);
-    }
     const gateway = await load({
       url: `${world.sqlite.url}/v1/messages`,
       headers: callHeaders(world.sqlite, world.sqliteRun),
@@ -346,19 +355,15 @@ async function measureStreams(world: World): Promise<void> {
       connections: 16,
       pids: [world.sqlite.process.pid],
     });
-    out(line('unary gateway c16  ', unary));
     ratios.push(gateway.perSecond / bare.perSecond);
     cpuRatios.push(gateway.cpuMsPerCall / bare.cpuMsPerCall);
     out(line('streams gateway c16', gateway));
     out(line('streams bare c16   ', bare));
+    out(line('unary gateway c16  ', unary));
     out(
       `  ratio ${(gateway.perSecond / bare.perSecond).toFixed(2)}  CPU ratio ${(gateway.cpuMsPerCall / bare.cpuMsPerCall).toFixed(2)}`,
     );
   }
-  if (world.compare)
-    out(
-      `side by side: compared build's CPU per stream / this build's, median ${median(compared).toFixed(2)}`,
-    );
   out(
     `median of ${REPEAT}: streams/s ratio ${median(ratios).toFixed(2)} (target >= 0.6), CPU per stream ratio ${median(cpuRatios).toFixed(2)}`,
   );
@@ -490,7 +495,8 @@ async function main() {
     }
     await load({ url: `${world.bare.url}/v1/messages`, headers: PLAIN, body: body(false), connections: 64 });
     if (ONLY === 'streams') {
-      await measureStreams(world);
+      if (world.compare) await compareStreams(world, world.compare, world.compareRun!);
+      else await measureStreams(world);
       return;
     }
     const all: Figures[] = [];
