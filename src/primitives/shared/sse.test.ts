@@ -203,6 +203,18 @@ describe('createSseForwarder', () => {
     }
   });
 
+  it('hands a stream with an event over 64 KiB to the full decoder, with the same events', () => {
+    const big = `event: content_block_delta\ndata: {"text":"${'é'.repeat(100_000)}"}\n\n`;
+    const text = `event: content_block_delta\ndata: 1\n\n${big}event: ping\ndata: 2\n\n`;
+    const bytes = encoder.encode(text);
+    const parts: Uint8Array[] = [];
+    for (let at = 0; at < bytes.length; at += 4093) parts.push(bytes.subarray(at, at + 4093));
+    const seen = forward(parts);
+    expect(decoded(seen)).toEqual(reference(bytes));
+    expect(seen[0]).toEqual({ raw: 'event: content_block_delta\ndata: 1\n\n' });
+    expect(seen.filter((item) => 'raw' in item)).toHaveLength(1);
+  });
+
   it('forwards nothing its handler refuses, and a run of accepted events as one piece per chunk', () => {
     const text = 'event: ping\ndata: 1\n\nevent: ping\ndata: 2\n\nevent: other\ndata: 3\n\n';
     expect(forward([encoder.encode(text)])).toEqual([

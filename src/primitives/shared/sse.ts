@@ -61,6 +61,8 @@ const CR = 0x0d;
 const BLANK_LINE = Buffer.from('\n\n');
 const EVENT_FIELD = Buffer.from('event: ');
 const DATA_FIELD = Buffer.from('data: ');
+/** Bytes of an unfinished event kept by the fast reader before it hands the stream to the full decoder. */
+const MAX_PENDING = 64 * 1024;
 
 function startsWith(bytes: Buffer, at: number, prefix: Buffer): boolean {
   if (bytes.length < at + prefix.length) return false;
@@ -74,7 +76,8 @@ function startsWith(bytes: Buffer, at: number, prefix: Buffer): boolean {
  * (runs of such events as one piece of text); a canonical event it does not accept is cut into its
  * name and data directly; anything else (comments, `id:`, multi-line data, data-only events) goes
  * through the full decoder above, one whole event at a time. A stream that carries a CR byte (CRLF
- * or CR line ends) or starts with a byte-order mark is decoded entirely by the full decoder, so the
+ * or CR line ends), starts with a byte-order mark or has an event longer than 64 KiB is decoded by
+ * the full decoder from there on (an unfinished event is not copied again per chunk), so the
  * events are the ones `createSseDecoder` gives in every case, and a half-written last event is
  * dropped the same way.
  */
@@ -131,6 +134,12 @@ export function createSseForwarder(handlers: SseForwardHandlers): SseDecoder {
       }
       if (run !== -1) handlers.raw(bytes.toString('utf8', run, start));
       pending = start < bytes.length ? Buffer.from(bytes.subarray(start)) : undefined;
+      if (pending !== undefined && pending.length > MAX_PENDING) {
+        // An event this large is rare; the full decoder reads it without copying it again per chunk.
+        slow = true;
+        full.feed(pending);
+        pending = undefined;
+      }
     },
     end() {
       // A dangling partial event is dropped (see the decoder above).
