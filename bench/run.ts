@@ -7,6 +7,11 @@
  *   BENCH_POSTGRES_URL=postgres://postgres@127.0.0.1:5432/postgres (admin URL; a throw-away
  *   database is created and dropped; the PostgreSQL part is skipped when it does not answer)
  *   BENCH_PROFILE_DIR=/tmp/prof (the SQLite gateway writes a --cpu-prof there)
+ *   BENCH_ONLY=streams (only the c16 stream loads, gateway on SQLite and bare, alternated
+ *   BENCH_REPEAT times; no PostgreSQL: a fast loop for the stream path)
+ *   BENCH_COMPARE_DIST=/path/to/other/dist (with BENCH_ONLY=streams: instead, a second SQLite
+ *   gateway built from another checkout and this one take BENCH_REPEAT short turns of c16 streams:
+ *   before/after on a busy machine)
  *
  * Layout on a 2-core machine: every gateway and the bare pass-through pinned to core 1; the
  * simulator (latency 0) and the load generator on core 0. 1 KB requests, max_tokens 256, streams
@@ -35,6 +40,7 @@ import { type Figures, report } from './report.js';
 
 const SAMPLES = Number(process.env.BENCH_SAMPLES ?? 3000);
 const REPEAT = Number(process.env.BENCH_REPEAT ?? 1);
+const ONLY = process.env.BENCH_ONLY;
 const ADMIN_URL = process.env.BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const TEXT = 'The quick brown fox jumps over the lazy dog. '.repeat(21);
 const body = (stream: boolean, model = 'bench') =>
@@ -75,17 +81,13 @@ async function startGateway(
   store: string,
   env: NodeJS.ProcessEnv = {},
   nodeArgs: string[] = [],
+  main = 'dist/src/main.js',
 ): Promise<Gateway> {
   const port = await freePort();
   mkdirSync(folder, { recursive: true });
   const path = join(folder, `${name}.yaml`);
   writeFileSync(path, config(folder, name, port, simulatorPort, store));
-  const started = await start(
-    1,
-    [...nodeArgs, 'dist/src/main.js', 'serve', '--config', path],
-    'listening on',
-    env,
-  );
+  const started = await start(1, [...nodeArgs, main, 'serve', '--config', path], 'listening on', env);
   return {
     process: started,
     url: `http://127.0.0.1:${port}`,
@@ -175,7 +177,7 @@ async function ledgerInvariant(url: string, runId: string): Promise<Figures['inv
 }
 
 async function measureOnce(world: World): Promise<Figures> {
-  const { bare, sqlite, postgres, replica, directUrl, simulatorUrl } = world;
+  const { bare, sqlite, postgres, replica, directUrl } = world;
   const bareUrl = `${bare.url}/v1/messages`;
   const sqliteUrl = `${sqlite.url}/v1/messages`;
   const sqliteRun = world.sqliteRun;
@@ -293,10 +295,86 @@ async function measureOnce(world: World): Promise<Figures> {
   return figures;
 }
 
+/**
+ * BENCH_COMPARE_DIST: this build's and the other build's c16 streams in short turns (this, other,
+ * this, ...), so that a busy machine's changing load falls on both alike; prints each turn's CPU per
+ * stream and the median of the other's over the mean of this build's turns around it.
+ */
+async function compareStreams(world: World, compare: Gateway, compareRun: string): Promise<void> {
+  const out = (text: string) => process.stdout.write(`${text}\n`);
+  const turn = (gateway: Gateway, run: string) =>
+    load({
+      url: `${gateway.url}/v1/messages`,
+      headers: callHeaders(gateway, run),
+      body: body(true),
+      connections: 16,
+      pids: [gateway.process.pid],
+    });
+  const mine: number[] = [(await turn(world.sqlite, world.sqliteRun)).cpuMsPerCall];
+  const other: number[] = [];
+  for (let round = 0; round < REPEAT; round++) {
+    other.push((await turn(compare, compareRun)).cpuMsPerCall);
+    mine.push((await turn(world.sqlite, world.sqliteRun)).cpuMsPerCall);
+    out(
+      `turn ${round + 1}: CPU per stream, this build ${mine.at(-2)!.toFixed(3)} / compared ${other.at(-1)!.toFixed(3)} / this build ${mine.at(-1)!.toFixed(3)} ms`,
+    );
+  }
+  const ratios = other.map((value, index) => value / ((mine[index]! + mine[index + 1]!) / 2));
+  out(
+    `compared build's CPU per stream / this build's: median ${median(ratios).toFixed(2)} over ${REPEAT} turns (this build median ${median(mine).toFixed(3)} ms, compared ${median(other).toFixed(3)} ms)`,
+  );
+}
+
+/** BENCH_ONLY=streams: the c16 stream loads, gateway then bare, each round printed, then the medians. */
+async function measureStreams(world: World): Promise<void> {
+  const out = (text: string) => process.stdout.write(`${text}\n`);
+  const line = (name: string, result: LoadResult) =>
+    `${name} ${String(result.perSecond).padStart(6)} streams/s  p50 ${result.p50} / p99 ${result.p99} ms  non-2xx ${result.non2xx}  CPU ${result.cpuMsPerCall.toFixed(3)} ms`;
+  const ratios: number[] = [];
+  const cpuRatios: number[] = [];
+  for (let round = 0; round < REPEAT; round++) {
+    const gateway = await load({
+      url: `${world.sqlite.url}/v1/messages`,
+      headers: callHeaders(world.sqlite, world.sqliteRun),
+      body: body(true),
+      connections: 16,
+      pids: [world.sqlite.process.pid],
+    });
+    const bare = await load({
+      url: `${world.bare.url}/v1/messages`,
+      headers: PLAIN,
+      body: body(true),
+      connections: 16,
+      pids: [world.bare.pid],
+    });
+    // The same calls unstreamed at the same concurrency: what the stream path adds over a unary call.
+    const unary = await load({
+      url: `${world.sqlite.url}/v1/messages`,
+      headers: callHeaders(world.sqlite, world.sqliteRun),
+      body: body(false),
+      connections: 16,
+      pids: [world.sqlite.process.pid],
+    });
+    ratios.push(gateway.perSecond / bare.perSecond);
+    cpuRatios.push(gateway.cpuMsPerCall / bare.cpuMsPerCall);
+    out(line('streams gateway c16', gateway));
+    out(line('streams bare c16   ', bare));
+    out(line('unary gateway c16  ', unary));
+    out(
+      `  ratio ${(gateway.perSecond / bare.perSecond).toFixed(2)}  CPU ratio ${(gateway.cpuMsPerCall / bare.cpuMsPerCall).toFixed(2)}`,
+    );
+  }
+  out(
+    `median of ${REPEAT}: streams/s ratio ${median(ratios).toFixed(2)} (target >= 0.6), CPU per stream ratio ${median(cpuRatios).toFixed(2)}`,
+  );
+}
+
 interface World {
   bare: Started & { url: string };
   sqlite: Gateway;
   sqliteRun: string;
+  compare?: Gateway;
+  compareRun?: string;
   postgres?: Gateway;
   replica?: Gateway;
   pgRuns: string[];
@@ -326,7 +404,7 @@ function medianFigures(all: Figures[]): Figures {
 async function main() {
   const folder = mkdtempSync(join(tmpdir(), 'svc-bench-'));
   const stops: Array<() => Promise<void>> = [];
-  const database = await postgresDatabase();
+  const database = ONLY === 'streams' ? undefined : await postgresDatabase();
   try {
     const simulatorPort = await freePort();
     const simulator = await start(
@@ -361,6 +439,20 @@ async function main() {
       directUrl: simulatorUrl,
       simulatorUrl,
     };
+    const compareDist = process.env.BENCH_COMPARE_DIST;
+    if (ONLY === 'streams' && compareDist) {
+      world.compare = await startGateway(
+        join(folder, 'compare'),
+        'compare',
+        simulatorPort,
+        `{ kind: sqlite, sqlite: { path: ${join(folder, 'compare.db')} } }`,
+        {},
+        [],
+        join(compareDist, 'src/main.js'),
+      );
+      stops.push(world.compare.process.stop);
+      world.compareRun = await createRun(world.compare);
+    }
     if (database) {
       const pgFolder = join(folder, 'pg');
       const store = '{ kind: postgres, postgres: { url_env: SVC_BENCH_DATABASE_URL } }';
@@ -378,14 +470,22 @@ async function main() {
       body: JSON.stringify({ behaviour: { deltas: 20, text: 'word '.repeat(40) } }),
     });
     // Warm-up (JIT, connection pools, the database files' first pages).
-    for (const gateway of [world.sqlite, world.postgres].filter((each): each is Gateway => !!each)) {
-      const runId = gateway === world.sqlite ? world.sqliteRun : world.pgRuns[0];
-      await load({
-        url: `${gateway.url}/v1/messages`,
-        headers: callHeaders(gateway, runId),
-        body: body(false),
-        connections: 64,
-      });
+    for (const gateway of [world.sqlite, world.postgres, world.compare].filter(
+      (each): each is Gateway => !!each,
+    )) {
+      const runId =
+        gateway === world.sqlite
+          ? world.sqliteRun
+          : gateway === world.compare
+            ? world.compareRun
+            : world.pgRuns[0];
+      if (ONLY !== 'streams')
+        await load({
+          url: `${gateway.url}/v1/messages`,
+          headers: callHeaders(gateway, runId),
+          body: body(false),
+          connections: 64,
+        });
       await load({
         url: `${gateway.url}/v1/messages`,
         headers: callHeaders(gateway, runId),
@@ -394,6 +494,11 @@ async function main() {
       });
     }
     await load({ url: `${world.bare.url}/v1/messages`, headers: PLAIN, body: body(false), connections: 64 });
+    if (ONLY === 'streams') {
+      if (world.compare) await compareStreams(world, world.compare, world.compareRun!);
+      else await measureStreams(world);
+      return;
+    }
     const all: Figures[] = [];
     for (let round = 0; round < REPEAT; round++) all.push(await measureOnce(world));
     report(medianFigures(all), { seconds: DURATION, samples: SAMPLES, repeat: REPEAT });

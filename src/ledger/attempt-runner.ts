@@ -161,6 +161,9 @@ async function readErrorBody(response: UpstreamResponse): Promise<unknown> {
 
 export class AttemptRunner {
   readonly observer: AttemptObserver;
+  /** Streamed attempts still open: one timer renews their leases (not one interval per stream). */
+  private readonly streaming = new Set<Attempt>();
+  private renewal: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly ledger: Ledger,
@@ -244,12 +247,10 @@ export class AttemptRunner {
     clientSignal: AbortSignal,
   ): Promise<StreamResult> {
     const attempt = await this.reserve(plan);
-    const upstreamAbort = new AbortController();
-    const onClientGone = () => upstreamAbort.abort();
-    clientSignal.addEventListener('abort', onClientGone, { once: true });
-    const opened = await this.open(attempt, exchange, upstreamAbort.signal);
+    // The client's signal is the upstream call's: the client going away aborts the call, before
+    // the answer or while its body streams. The stream's own early end destroys the body (pipe).
+    const opened = await this.open(attempt, exchange, clientSignal);
     if (!opened.ok) {
-      clientSignal.removeEventListener('abort', onClientGone);
       const settlement =
         'aborted' in opened ? settlementOf('unknown', null, 'client_gone') : opened.settlement;
       await attempt.settle(settlement);
@@ -266,9 +267,7 @@ export class AttemptRunner {
     return {
       ok: true,
       attemptId: attempt.id,
-      frames: this.pipe(attempt, opened.response, reader, upstreamAbort, () =>
-        clientSignal.removeEventListener('abort', onClientGone),
-      ),
+      frames: this.pipe(attempt, opened.response, reader, clientSignal),
     };
   }
 
@@ -425,24 +424,37 @@ export class AttemptRunner {
     }
   }
 
+  /** Renews the leases of the open streamed attempts every third of a lease (at least every second). */
+  private holdLease(attempt: Attempt): void {
+    this.streaming.add(attempt);
+    if (this.renewal !== undefined) return;
+    this.renewal = setInterval(
+      () => {
+        // Stops once no stream is open; the next stream starts it again.
+        if (this.streaming.size === 0) {
+          clearInterval(this.renewal);
+          this.renewal = undefined;
+        }
+        for (const open of this.streaming) void open.renewLease();
+      },
+      Math.max(1000, Math.floor(this.ledger.settings.leaseMs / 3)),
+    );
+    this.renewal.unref();
+  }
+
   /** Pipes translated text to the client; settles exactly once however the stream ends. */
   private async *pipe(
     attempt: Attempt,
     response: UpstreamResponse,
     reader: StreamReader,
-    upstreamAbort: AbortController,
-    detach: () => void,
+    clientSignal: AbortSignal,
   ): AsyncGenerator<string> {
     let complete = false;
     // Whether the upstream body ended or failed; false in `finally` means the consumer stopped early.
     let upstreamEnded = false;
     let clientGone = false;
     let protocol = false;
-    const renew = setInterval(
-      () => void attempt.renewLease(),
-      Math.max(1000, Math.floor(this.ledger.settings.leaseMs / 3)),
-    );
-    renew.unref();
+    this.holdLease(attempt);
     try {
       for await (const chunk of response.body) {
         const text = reader.push(chunk as Buffer);
@@ -456,21 +468,20 @@ export class AttemptRunner {
     } catch (error) {
       upstreamEnded = true;
       // Only the client's departure aborts the upstream request before `finally`.
-      clientGone = upstreamAbort.signal.aborted;
+      clientGone = clientSignal.aborted;
       protocol = !(error instanceof UpstreamFailure);
       if (!clientGone) {
         const text = reader.interrupted(error);
         if (text) yield text;
       }
     } finally {
-      clearInterval(renew);
-      detach();
+      this.streaming.delete(attempt);
       if (!upstreamEnded) clientGone = true;
       const usage = reader.usage();
       if (complete && usage) {
         await attempt.settle(settlementOf('completed', 200, null, reader.cost(usage), usage));
       } else {
-        if (!complete) upstreamAbort.abort();
+        if (!complete) response.body.destroy();
         await attempt.settle(
           settlementOf(
             'unknown',

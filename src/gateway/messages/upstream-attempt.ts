@@ -20,8 +20,18 @@ import type { AttemptPlan } from '../../ledger/ledger.js';
 import { actualCost, type Price, worstCaseCost } from '../../ledger/pricing.js';
 import { newId } from '../../lib/ids.js';
 import { buildNativeRequest, passthroughResponse } from '../../primitives/messages/index.js';
-import { createSseDecoder, encodeFrame, type SseDecoder } from '../../primitives/shared/sse.js';
-import type { StreamTranslator, TranslateContext, WireRequest } from '../../primitives/shared/types.js';
+import {
+  createSseDecoder,
+  createSseForwarder,
+  encodeFrame,
+  type SseDecoder,
+} from '../../primitives/shared/sse.js';
+import type {
+  SseEvent,
+  StreamTranslator,
+  TranslateContext,
+  WireRequest,
+} from '../../primitives/shared/types.js';
 import {
   buildOrNotSent,
   callUpstream,
@@ -118,12 +128,23 @@ class MessagesExchange implements UpstreamExchange<unknown>, StreamReader {
     const { binding } = this.input.planned;
     const translator = binding.primitive.createStreamTranslator(this.context, binding.options);
     this.translator = translator;
-    this.decoder = createSseDecoder((event) => {
+    const onEvent = (event: SseEvent) => {
       for (const frame of translator.push(event)) {
         if (frame.event === 'error') this.sawError = true;
         this.pending += encodeFrame(frame);
       }
-    });
+    };
+    // Same wire as the client's: content events go out as the bytes they came in as.
+    const forwards = translator.forwards?.bind(translator);
+    this.decoder = forwards
+      ? createSseForwarder({
+          forwards,
+          raw: (text) => {
+            this.pending += text;
+          },
+          event: onEvent,
+        })
+      : createSseDecoder(onEvent);
     return this;
   }
 

@@ -1,5 +1,7 @@
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { goldenFixtures, reassemble } from '../shared/golden-fixtures.js';
+import { createSseDecoder, createSseForwarder, encodeFrame } from '../shared/sse.js';
 import type { ClientFrame, SseEvent } from '../shared/types.js';
 import { UpstreamProtocolError } from '../shared/types.js';
 import { createMessagesStreamTranslator } from './stream.js';
@@ -154,5 +156,56 @@ describe('SDK accumulator over the forwarded frames', () => {
       cache_creation_input_tokens: 100,
       cache_read_input_tokens: 0,
     });
+  });
+});
+
+describe("forwarded bytes (the stream path when the upstream speaks the client's wire)", () => {
+  it('names only the content events of the streaming phase', () => {
+    const translator = createMessagesStreamTranslator(FIXTURE_CONTEXT);
+    const content = ['content_block_start', 'content_block_delta', 'content_block_stop', 'ping'];
+    const others = ['message_start', 'message_delta', 'message_stop', 'error', 'future_event'];
+    for (const name of [...content, ...others]) expect(translator.forwards!(name), name).toBe(false);
+    translator.push(START);
+    for (const name of content) expect(translator.forwards!(name), name).toBe(true);
+    for (const name of others) expect(translator.forwards!(name), name).toBe(false);
+    translator.push(STOP);
+    for (const name of content) expect(translator.forwards!(name), name).toBe(false);
+  });
+
+  /** The client text and usage of one upstream body, decoded and translated event by event or forwarded. */
+  function clientText(bytes: Uint8Array, chunk: number, fast: boolean) {
+    const translator = createMessagesStreamTranslator(FIXTURE_CONTEXT);
+    let text = '';
+    const onEvent = (event: SseEvent) => {
+      for (const frame of translator.push(event)) text += encodeFrame(frame);
+    };
+    const reader = fast
+      ? createSseForwarder({
+          forwards: (name) => translator.forwards!(name),
+          raw: (raw) => {
+            text += raw;
+          },
+          event: onEvent,
+        })
+      : createSseDecoder(onEvent);
+    for (let at = 0; at < bytes.length; at += chunk) reader.feed(bytes.subarray(at, at + chunk));
+    reader.end();
+    return { text, end: translator.end(), usage: translator.usage() };
+  }
+
+  it('writes exactly what decoding, translating and encoding every event writes, for every fixture', () => {
+    for (const name of [
+      'stream-text.sse',
+      'stream-tool-use.sse',
+      'stream-error.sse',
+      'stream-truncated.sse',
+    ]) {
+      const bytes = readFileSync(new URL(`./__fixtures__/${name}`, import.meta.url));
+      for (const chunk of [1, 7, 37, bytes.length]) {
+        const expected = clientText(bytes, chunk, false);
+        expect(expected.text.length, name).toBeGreaterThan(0);
+        expect(clientText(bytes, chunk, true), `${name} in chunks of ${chunk}`).toEqual(expected);
+      }
+    }
   });
 });

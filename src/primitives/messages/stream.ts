@@ -8,7 +8,8 @@
  * State machine: awaiting_start -> streaming -> stopped (message_stop) | failed (error). Content
  * before message_start or a second message_start is a protocol error. Events after the end are
  * ignored. Unknown event names are dropped (the wire says clients must ignore them). `end()` is
- * complete only after message_stop.
+ * complete only after message_stop. `forwards` names the content events of the streaming phase, whose
+ * bytes the core passes on without decoding them (primitives/shared/sse.ts, createSseForwarder).
  */
 import type { ErrorType, StreamEvent, Usage } from '../../canonical/types.js';
 import {
@@ -43,6 +44,14 @@ const EVENT_NAMES: ReadonlySet<string> = new Set<EventName>([
   'message_stop',
   'ping',
   'error',
+]);
+
+/** Events `step` forwards unchanged while streaming (the content events; the hot path). */
+const FORWARDED: ReadonlySet<string> = new Set<EventName>([
+  'content_block_start',
+  'content_block_delta',
+  'content_block_stop',
+  'ping',
 ]);
 
 const ERROR_TYPES: ReadonlySet<string> = new Set<ErrorType>([
@@ -103,6 +112,7 @@ export function createMessagesStreamTranslator(context: TranslateContext): Strea
     },
     end: () => finish(state),
     usage: () => (state.phase === 'awaiting_start' ? undefined : state.usage),
+    forwards: (name) => state.phase === 'streaming' && FORWARDED.has(name),
   };
 }
 

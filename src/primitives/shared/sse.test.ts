@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createSseDecoder, encodeFrame, encodeSseEvent, readSse } from './sse.js';
+import { createSseDecoder, createSseForwarder, encodeFrame, encodeSseEvent, readSse } from './sse.js';
 import type { SseEvent } from './types.js';
 
 const encoder = new TextEncoder();
@@ -103,6 +103,123 @@ describe('encoder', () => {
     expect(await collect([text])).toEqual([
       { event: 'm', data: 'a\nb' },
       { event: 'message_stop', data: '{"type":"message_stop"}' },
+    ]);
+  });
+});
+
+describe('createSseForwarder', () => {
+  type Seen = { raw: string } | { event: SseEvent };
+  const FORWARDED = new Set(['content_block_delta', 'ping']);
+
+  function forward(parts: Uint8Array[]): Seen[] {
+    const seen: Seen[] = [];
+    const forwarder = createSseForwarder({
+      forwards: (name) => FORWARDED.has(name),
+      raw: (text) => seen.push({ raw: text }),
+      event: (event) => seen.push({ event }),
+    });
+    for (const part of parts) forwarder.feed(part);
+    forwarder.end();
+    return seen;
+  }
+
+  /** The events the forwarder gave, forwarded bytes decoded again: they must be the decoder's events. */
+  function decoded(seen: Seen[]): SseEvent[] {
+    const events: SseEvent[] = [];
+    const decoder = createSseDecoder((event) => events.push(event));
+    for (const item of seen) {
+      if ('raw' in item) decoder.feed(item.raw);
+      else events.push(item.event);
+    }
+    decoder.end();
+    return events;
+  }
+
+  function reference(bytes: Uint8Array): SseEvent[] {
+    const events: SseEvent[] = [];
+    const decoder = createSseDecoder((event) => events.push(event));
+    decoder.feed(bytes);
+    decoder.end();
+    return events;
+  }
+
+  const LF_STREAM =
+    '\n\nevent: message_start\ndata: {"type":"message_start","text":"héllo ☃ 😀"}\n\n' +
+    'event: ping\ndata: {"type": "ping"}\n\n' +
+    'event: content_block_delta\ndata: {"delta":"😀 ☃ é"}\n\n' +
+    'event: content_block_delta\ndata:  two spaces\n\n' +
+    ': a comment line\n\n' +
+    'event: content_block_delta\nid: 7\ndata: {"with":"id"}\n\n' +
+    'data: {"choices":[]}\n\n' +
+    'event: \ndata: empty name\n\n' +
+    'event:content_block_delta\ndata:{"no":"spaces"}\n\n' +
+    'event: multi\ndata: line one\ndata: line two\n\n\n\n' +
+    'event: content_block_delta\ndata: {"last":true}\n\n' +
+    'event: message_stop\ndata: {"type":"message_stop"}\n\n' +
+    'event: content_block_delta\ndata: {"trunc';
+
+  it("gives the decoder's events, forwarding canonical events of accepted names as their own bytes", () => {
+    const bytes = encoder.encode(LF_STREAM);
+    const expected = reference(bytes);
+    expect(expected.map((event) => event.event)).toContain('multi');
+    const seen = forward([bytes]);
+    expect(decoded(seen)).toEqual(expected);
+    const raw = seen.flatMap((item) => ('raw' in item ? [item.raw] : []));
+    expect(raw).toEqual([
+      'event: ping\ndata: {"type": "ping"}\n\n' +
+        'event: content_block_delta\ndata: {"delta":"😀 ☃ é"}\n\n' +
+        'event: content_block_delta\ndata:  two spaces\n\n',
+      'event: content_block_delta\ndata: {"last":true}\n\n',
+    ]);
+    for (const text of raw) expect(LF_STREAM).toContain(text);
+  });
+
+  it('gives the same events however the bytes are split (at every byte, and byte by byte)', () => {
+    const bytes = encoder.encode(LF_STREAM);
+    const expected = reference(bytes);
+    for (let cut = 1; cut < bytes.length; cut++) {
+      const seen = forward([bytes.subarray(0, cut), bytes.subarray(cut)]);
+      expect(decoded(seen), `cut at byte ${cut}`).toEqual(expected);
+    }
+    const single = Array.from(bytes, (_, index) => bytes.subarray(index, index + 1));
+    expect(decoded(forward(single))).toEqual(expected);
+  });
+
+  it('decodes CRLF and CR streams, a CR arriving after forwarded events, and a byte-order mark, like the decoder', () => {
+    const lf = 'event: content_block_delta\ndata: {"a":1}\n\n';
+    const streams = [
+      STREAM,
+      lf + 'event: content_block_delta\r\ndata: {"b":2}\r\n\r\n' + lf,
+      lf + 'event: content_block_delta\rdata: {"c":3}\r\r' + lf,
+      `\uFEFF${lf}${lf}`,
+    ];
+    for (const text of streams) {
+      const bytes = encoder.encode(text);
+      const expected = reference(bytes);
+      for (let cut = 1; cut < bytes.length; cut++) {
+        const seen = forward([bytes.subarray(0, cut), bytes.subarray(cut)]);
+        expect(decoded(seen), `${JSON.stringify(text)} cut at byte ${cut}`).toEqual(expected);
+      }
+    }
+  });
+
+  it('hands a stream with an event over 64 KiB to the full decoder, with the same events', () => {
+    const big = `event: content_block_delta\ndata: {"text":"${'é'.repeat(100_000)}"}\n\n`;
+    const text = `event: content_block_delta\ndata: 1\n\n${big}event: ping\ndata: 2\n\n`;
+    const bytes = encoder.encode(text);
+    const parts: Uint8Array[] = [];
+    for (let at = 0; at < bytes.length; at += 4093) parts.push(bytes.subarray(at, at + 4093));
+    const seen = forward(parts);
+    expect(decoded(seen)).toEqual(reference(bytes));
+    expect(seen[0]).toEqual({ raw: 'event: content_block_delta\ndata: 1\n\n' });
+    expect(seen.filter((item) => 'raw' in item)).toHaveLength(1);
+  });
+
+  it('forwards nothing its handler refuses, and a run of accepted events as one piece per chunk', () => {
+    const text = 'event: ping\ndata: 1\n\nevent: ping\ndata: 2\n\nevent: other\ndata: 3\n\n';
+    expect(forward([encoder.encode(text)])).toEqual([
+      { raw: 'event: ping\ndata: 1\n\nevent: ping\ndata: 2\n\n' },
+      { event: { event: 'other', data: '3' } },
     ]);
   });
 });

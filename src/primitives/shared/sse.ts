@@ -42,6 +42,113 @@ export function createSseDecoder(onEvent: (event: SseEvent) => void): SseDecoder
   };
 }
 
+/** What a forwarder does with the upstream's events. */
+export interface SseForwardHandlers {
+  /**
+   * Whether an event of this name goes to the client exactly as it came. Asked only for an event in
+   * the canonical form (`event: <name>\ndata: <data>\n\n`, the form `encodeSseEvent` writes), so
+   * forwarding its bytes is what decoding it and encoding it again would write.
+   */
+  forwards(name: string): boolean;
+  /** Forwarded bytes (whole events, in order), as text. */
+  raw(text: string): void;
+  /** Every other event, decoded (as `createSseDecoder` would). */
+  event(event: SseEvent): void;
+}
+
+const LF = 0x0a;
+const CR = 0x0d;
+const BLANK_LINE = Buffer.from('\n\n');
+const EVENT_FIELD = Buffer.from('event: ');
+const DATA_FIELD = Buffer.from('data: ');
+/** Bytes of an unfinished event kept by the fast reader before it hands the stream to the full decoder. */
+const MAX_PENDING = 64 * 1024;
+
+function startsWith(bytes: Buffer, at: number, prefix: Buffer): boolean {
+  if (bytes.length < at + prefix.length) return false;
+  for (let index = 0; index < prefix.length; index++) if (bytes[at + index] !== prefix[index]) return false;
+  return true;
+}
+
+/**
+ * The stream path's fast reader: splits the upstream bytes at event boundaries without decoding
+ * them. An event in the canonical form whose name `forwards` accepts is passed on as the same bytes
+ * (runs of such events as one piece of text); a canonical event it does not accept is cut into its
+ * name and data directly; anything else (comments, `id:`, multi-line data, data-only events) goes
+ * through the full decoder above, one whole event at a time. A stream that carries a CR byte (CRLF
+ * or CR line ends), starts with a byte-order mark or has an event longer than 64 KiB is decoded by
+ * the full decoder from there on (an unfinished event is not copied again per chunk), so the
+ * events are the ones `createSseDecoder` gives in every case, and a half-written last event is
+ * dropped the same way.
+ */
+export function createSseForwarder(handlers: SseForwardHandlers): SseDecoder {
+  const full = createSseDecoder((event) => handlers.event(event));
+  let slow = false;
+  let first = true;
+  let pending: Buffer | undefined;
+  return {
+    feed(input) {
+      const chunk = Buffer.isBuffer(input)
+        ? input
+        : typeof input === 'string'
+          ? Buffer.from(input)
+          : Buffer.from(input.buffer, input.byteOffset, input.byteLength);
+      if (first && chunk.length > 0) {
+        first = false;
+        if (chunk[0] === 0xef) slow = true;
+      }
+      if (!slow && chunk.indexOf(CR) !== -1) {
+        slow = true;
+        if (pending) full.feed(pending);
+        pending = undefined;
+      }
+      if (slow) {
+        full.feed(chunk);
+        return;
+      }
+      const bytes = pending ? Buffer.concat([pending, chunk]) : chunk;
+      let start = 0;
+      let run = -1;
+      for (let end = bytes.indexOf(BLANK_LINE, 0); end !== -1; end = bytes.indexOf(BLANK_LINE, start)) {
+        const next = end + 2;
+        const split = startsWith(bytes, start, EVENT_FIELD) ? bytes.indexOf(LF, start) : -1;
+        const canonical =
+          split > start + EVENT_FIELD.length &&
+          split < end &&
+          startsWith(bytes, split + 1, DATA_FIELD) &&
+          bytes.indexOf(LF, split + 1) === end;
+        const name = canonical ? bytes.toString('utf8', start + EVENT_FIELD.length, split) : '';
+        if (canonical && handlers.forwards(name)) {
+          if (run === -1) run = start;
+        } else {
+          if (run !== -1) handlers.raw(bytes.toString('utf8', run, start));
+          run = -1;
+          if (canonical)
+            handlers.event({
+              event: name,
+              data: bytes.toString('utf8', split + 1 + DATA_FIELD.length, end),
+            });
+          else full.feed(bytes.subarray(start, next));
+        }
+        start = next;
+      }
+      if (run !== -1) handlers.raw(bytes.toString('utf8', run, start));
+      pending = start < bytes.length ? Buffer.from(bytes.subarray(start)) : undefined;
+      if (pending !== undefined && pending.length > MAX_PENDING) {
+        // An event this large is rare; the full decoder reads it without copying it again per chunk.
+        slow = true;
+        full.feed(pending);
+        pending = undefined;
+      }
+    },
+    end() {
+      // A dangling partial event is dropped (see the decoder above).
+      pending = undefined;
+      full.end();
+    },
+  };
+}
+
 /** Turns an upstream body (undici `response.body`, a Node stream, any async iterable of bytes) into events. */
 export async function* readSse(body: AsyncIterable<Uint8Array | string>): AsyncGenerator<SseEvent> {
   const pending: SseEvent[] = [];

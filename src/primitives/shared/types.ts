@@ -66,6 +66,12 @@ export interface StreamTranslator {
   end(): { frames: ClientFrame[]; complete: boolean };
   /** Cumulative usage seen so far, or undefined when the upstream reported none yet. */
   usage(): Usage | undefined;
+  /**
+   * Optional (a translator whose wire is the client's): whether an event of this name, in the
+   * current state, would go out as exactly one frame with the same name and data and change
+   * nothing. The core then forwards its bytes without decoding it or calling `push`.
+   */
+  forwards?(name: string): boolean;
 }
 
 export interface Primitive<Options> {
