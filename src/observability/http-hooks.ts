@@ -11,7 +11,7 @@
 import { type Context, propagation, ROOT_CONTEXT, type Span, SpanStatusCode } from '@opentelemetry/api';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { GatewayMetrics } from './metrics.js';
-import { newRequestRecord, type RequestRecord, runInRequestScope } from './request-scope.js';
+import { newRequestRecord, RATE_LIMITS, type RequestRecord, runInRequestScope } from './request-scope.js';
 import { SpanKind, startSpan, withSpan } from './tracing.js';
 
 interface RequestState {
@@ -99,8 +99,12 @@ export function registerObservabilityHooks(
     const route = request.routeOptions.url ?? 'unmatched';
     const { record } = state;
     if (requests) requestCounter(route, request.method, status).inc();
-    if (record.errorCode === 'governance_rate_limited' && rateLimited && metrics)
-      rateLimited.inc({ project: metrics.bounded('project', record.projectId ?? ''), surface: 'governance' });
+    if (record.rateLimit !== null && rateLimited && metrics)
+      rateLimited.inc({
+        project: metrics.bounded('project', record.projectId ?? ''),
+        surface: RATE_LIMITS[record.rateLimit],
+        limit: record.rateLimit,
+      });
     const line: Record<string, unknown> = {
       method: request.method,
       path: request.url.split('?')[0],

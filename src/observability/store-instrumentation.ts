@@ -11,8 +11,9 @@ import type { Store } from '../store/port.js';
 import type { GatewayMetrics } from './metrics.js';
 import { activeSpan, context, startSpan } from './tracing.js';
 
-/** Read-only pool figures an adapter may expose (PostgreSQL does). */
+/** Read-only figures of one connection pool an adapter may expose (PostgreSQL does: `main`, `settle`). */
 export interface PoolStats {
+  pool: string;
   total: number;
   idle: number;
   waiting: number;
@@ -20,7 +21,7 @@ export interface PoolStats {
 }
 
 interface HasPoolStats {
-  poolStats(): PoolStats;
+  poolStats(): PoolStats[];
 }
 
 const SUB_PORTS = ['files', 'jobs', 'batches', 'deferredResponses'] as const;
@@ -37,11 +38,13 @@ export function instrumentStore(store: Store, options: StoreInstrumentation): St
   if (metrics && hasPoolStats(store)) {
     const gauge = metrics.gauge('svc_store_pool_connections');
     metrics.beforeScrape(() => {
-      const stats = store.poolStats();
-      gauge.set({ state: 'total' }, stats.total);
-      gauge.set({ state: 'idle' }, stats.idle);
-      gauge.set({ state: 'waiting' }, stats.waiting);
-      gauge.set({ state: 'max' }, stats.max);
+      for (const stats of store.poolStats()) {
+        const pool = metrics.bounded('pool', stats.pool);
+        gauge.set({ pool, state: 'total' }, stats.total);
+        gauge.set({ pool, state: 'idle' }, stats.idle);
+        gauge.set({ pool, state: 'waiting' }, stats.waiting);
+        gauge.set({ pool, state: 'max' }, stats.max);
+      }
     });
   }
   const subPorts = new Map<string, unknown>();

@@ -14,7 +14,7 @@
 
 import type { Upstreams } from '../../gateway/connections.js';
 import type { JobContext, JobOutcome } from '../../jobs/worker.js';
-import type { AttemptRunner } from '../../ledger/attempt-runner.js';
+import { type AttemptRunner, heldAttempt } from '../../ledger/attempt-runner.js';
 import type { Settlement } from '../../ledger/ledger.js';
 import type { Clock } from '../../lib/clock.js';
 import type { ObjectStore } from '../../objects/port.js';
@@ -24,7 +24,6 @@ import type { Store } from '../../store/port.js';
 import { ResponsesExchange } from './exchange.js';
 import { getSealedJson, putSealedJson, resultKey } from './objects.js';
 import type { RunningCalls } from './running-calls.js';
-import { heldOf } from './service.js';
 
 export interface ResponseRunnerDeps {
   store: Store;
@@ -150,6 +149,6 @@ export class ResponseRunner {
         await this.deps.objects.delete(record.projectId, ending.patch.resultObject).catch(() => false);
       return;
     }
-    await this.deps.runner.settleHeld(heldOf(record), ending.settlement);
+    await this.deps.runner.settleHeld(heldAttempt(record), ending.settlement);
   }
 }

@@ -23,7 +23,7 @@ import { attachedRun } from '../../gateway/messages/call-headers.js';
 import type { MessagesService } from '../../gateway/messages/messages-service.js';
 import { targetOn } from '../../gateway/resource-route.js';
 import type { Caller } from '../../governance/service.js';
-import type { AttemptRunner, HeldAttempt } from '../../ledger/attempt-runner.js';
+import { type AttemptRunner, heldAttempt } from '../../ledger/attempt-runner.js';
 import type { AttemptPlan, Settlement } from '../../ledger/ledger.js';
 import { inputTokenBound, worstCaseCost } from '../../ledger/pricing.js';
 import type { Clock } from '../../lib/clock.js';
@@ -66,15 +66,6 @@ export interface CreateCall {
 export interface ServiceAnswer {
   headers: Record<string, string>;
   body: unknown;
-}
-
-/** The ledger attempt a deferred response holds. */
-export function heldOf(record: DeferredResponseRecord): HeldAttempt {
-  return {
-    attemptId: record.attemptId,
-    createdAt: record.createdAt,
-    leaseExpiresAt: record.createdAt + ATTEMPT_LEASE_MS,
-  };
 }
 
 const settled = (outcome: Settlement['outcome'], errorType: string): Settlement => ({
@@ -314,7 +305,7 @@ export class ResponsesService {
         case 'queued': {
           const cancelled = await store.deferredResponses.update(id, ['queued'], { status: 'cancelled' });
           if (!cancelled) continue;
-          await this.deps.runner.settleHeld(heldOf(record), CANCELLED_QUEUED);
+          await this.deps.runner.settleHeld(heldAttempt(record), CANCELLED_QUEUED);
           return { headers: {}, body: responseView(cancelled, undefined) };
         }
         case 'in_progress': {
@@ -328,7 +319,7 @@ export class ResponsesService {
           });
           if (!cancelled) continue;
           this.deps.running.abort(id);
-          await this.deps.runner.settleHeld(heldOf(record), CANCELLED_RUNNING);
+          await this.deps.runner.settleHeld(heldAttempt(record), CANCELLED_RUNNING);
           return { headers: {}, body: responseView(cancelled, undefined) };
         }
         case 'completed':
@@ -381,7 +372,7 @@ export class ResponsesService {
       if (ended) {
         this.deps.running.abort(record.id);
         await this.deps.runner.settleHeld(
-          heldOf(record),
+          heldAttempt(record),
           record.status === 'queued' ? CANCELLED_QUEUED : EXPIRED_RUNNING,
         );
       }

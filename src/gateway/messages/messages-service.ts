@@ -25,6 +25,7 @@ import {
   planPortable,
   type RouteMode,
   type RoutePlan,
+  type SkippedTarget,
   skippedHeader,
 } from './route-plan.js';
 import { runMessagesAttempt } from './upstream-attempt.js';
@@ -144,9 +145,9 @@ export class MessagesService {
       },
       { imageTokens: ledger.image_input_bound_tokens, documentTokens: ledger.document_input_bound_tokens },
     );
-    const skipped = [...plan.skipped];
+    const skipped: SkippedTarget[] = [...plan.skipped];
     const { runner } = this.deps;
-    for (const away of plan.skipped) runner.routedAway(alias.alias, away.connection, away.reasons.join('; '));
+    for (const away of plan.skipped) runner.routedAway(alias.alias, away.connection, away.code);
     let lastError: GatewayError | undefined;
     let failedOn: string | undefined;
     for (const planned of plan.eligible) {
