@@ -158,7 +158,12 @@ function addRecordFields(
       line.cache_read_input_tokens = record.tokens.cacheReadInputTokens;
     }
   } else if (request.method !== 'GET' && request.url.startsWith('/svc/v1/')) {
-    line.resource = request.routeOptions.url;
-    if (record.resourceId !== null) line.resource_id = record.resourceId;
+    const resource = request.routeOptions.url;
+    line.resource = resource;
+    if (record.resourceId !== null) {
+      line.resource_id = record.resourceId;
+      // A Run created or closed: the line names it as `run`, like a model call's line.
+      if (resource?.startsWith('/svc/v1/runs')) line.run = record.resourceId;
+    }
   }
 }

@@ -57,7 +57,7 @@ export function instrumentStore(store: Store, options: StoreInstrumentation): St
         `${name}.`,
         system,
         options,
-        name === 'jobs' ? jobCounter(metrics) : undefined,
+        name === 'jobs' ? jobCounter(metrics) : resourceJobCounter(name, metrics),
       ),
     );
   }
@@ -187,6 +187,23 @@ function jobCounter(metrics: GatewayMetrics | undefined): AfterCall | undefined 
       default:
         return;
     }
+  };
+}
+
+/**
+ * Batches and deferred responses insert their job in the same transaction as their record (not
+ * through jobs.enqueue): a create that stored a new record enqueued a `batch` or `response` job.
+ */
+function resourceJobCounter(port: string, metrics: GatewayMetrics | undefined): AfterCall | undefined {
+  if (!metrics) return undefined;
+  const kind = port === 'batches' ? 'batch' : port === 'deferredResponses' ? 'response' : undefined;
+  if (kind === undefined) return undefined;
+  const enqueued = metrics.counter('svc_background_jobs_total').labels({ kind, state: 'enqueued' });
+  return (operation, _args, result) => {
+    if (operation !== `${port}.create`) return;
+    // batches.create answers an idempotent result: a replay stored nothing.
+    if ((result as { replayed?: boolean } | undefined)?.replayed === true) return;
+    enqueued.inc();
   };
 }
 

@@ -222,6 +222,25 @@ describe('background attempts in the metrics (SQLite)', () => {
     ).toBe(2);
   });
 
+  it('counts background jobs by kind and state', () => {
+    expect(total(samples, 'svc_background_jobs_total', { kind: 'batch', state: 'enqueued' })).toBe(2);
+    expect(total(samples, 'svc_background_jobs_total', { kind: 'batch', state: 'completed' })).toBe(2);
+    // The completed batch polled at least twice: each poll released its job to run again.
+    expect(
+      total(samples, 'svc_background_jobs_total', { kind: 'batch', state: 'claimed' }),
+    ).toBeGreaterThanOrEqual(
+      2 + total(samples, 'svc_background_jobs_total', { kind: 'batch', state: 'released' }),
+    );
+    expect(total(samples, 'svc_background_jobs_running', { kind: 'batch' })).toBe(0);
+    expect(total(samples, 'svc_background_jobs_total', { kind: 'response', state: 'enqueued' })).toBe(3);
+    expect(
+      total(samples, 'svc_background_jobs_total', { kind: 'response', state: 'claimed' }),
+    ).toBeGreaterThanOrEqual(2);
+    expect(total(samples, 'svc_background_jobs_total', { kind: 'sweep', state: 'claimed' })).toBeGreaterThan(
+      0,
+    );
+  });
+
   it('a settlement that finds the attempt settled already reports and writes nothing', async () => {
     const runner = new AttemptRunner(gateway.ledger);
     const completed = audit.find(
