@@ -6,7 +6,6 @@
  * complete, release) are counted here too, since every background job moves through this port.
  */
 import { SpanKind, SpanStatusCode } from '@opentelemetry/api';
-import type { Histogram } from 'prom-client';
 import type { Store } from '../store/port.js';
 import type { GatewayMetrics } from './metrics.js';
 import { activeSpan, context, startSpan } from './tracing.js';
@@ -75,7 +74,7 @@ function wrap<T extends object>(
   children?: Map<string, unknown>,
 ): T {
   const wrappers = new Map<PropertyKey, unknown>();
-  const duration = options.metrics?.histogram('svc_store_transaction_duration_seconds');
+  const metrics = options.metrics;
   return new Proxy(target, {
     get(object, property) {
       const child = typeof property === 'string' ? children?.get(property) : undefined;
@@ -91,7 +90,7 @@ function wrap<T extends object>(
           `${prefix}${property}`,
           system,
           options.tracing,
-          duration,
+          metrics,
           after,
         );
         wrappers.set(property, wrapper);
@@ -107,11 +106,12 @@ function timed(
   operation: string,
   system: string,
   tracing: boolean,
-  duration: Histogram<string> | undefined,
+  metrics: GatewayMetrics | undefined,
   after: AfterCall | undefined,
 ) {
-  const ok = duration?.labels({ operation, result: 'ok' });
-  const failed = duration?.labels({ operation, result: 'error' });
+  const duration = 'svc_store_transaction_duration_seconds';
+  const ok = metrics?.histogramCell(duration, { operation, result: 'ok' });
+  const failed = metrics?.histogramCell(duration, { operation, result: 'error' });
   return (...args: unknown[]) => {
     const started = performance.now();
     // Store spans only inside a traced request: the reaper's and sweeper's periodic calls would
@@ -198,7 +198,7 @@ function resourceJobCounter(port: string, metrics: GatewayMetrics | undefined): 
   if (!metrics) return undefined;
   const kind = port === 'batches' ? 'batch' : port === 'deferredResponses' ? 'response' : undefined;
   if (kind === undefined) return undefined;
-  const enqueued = metrics.counter('svc_background_jobs_total').labels({ kind, state: 'enqueued' });
+  const enqueued = metrics.counterCell('svc_background_jobs_total', { kind, state: 'enqueued' });
   return (operation, _args, result) => {
     if (operation !== `${port}.create`) return;
     // batches.create answers an idempotent result: a replay stored nothing.
