@@ -148,7 +148,7 @@ describe('architecture', () => {
       .map((file) => relative(SOURCE, file))
       .filter((file) => !file.startsWith('ledger/') && !file.startsWith('store/'))
       .filter((file) =>
-        /\.(reserve|settle|renewLease|persistSettlement|reapExpiredAttempts)\(/.test(
+        /\.(reserve|settle|settleAndRead|renewLease|persistSettlement|persistHeldSettlement|reapExpiredAttempts)\(/.test(
           readFileSync(join(SOURCE, file), 'utf8'),
         ),
       );
@@ -168,7 +168,7 @@ describe('architecture', () => {
     const ledgerCallers = sourceFiles(join(SOURCE, 'ledger'))
       .map((file) => relative(SOURCE, file))
       .filter((file) =>
-        /store\.(reserve|settle|renewLease)\(/.test(readFileSync(join(SOURCE, file), 'utf8')),
+        /store\.(reserve|settle|settleAndRead|renewLease)\(/.test(readFileSync(join(SOURCE, file), 'utf8')),
       );
     expect(ledgerCallers).toEqual(['ledger/ledger.ts']);
   });

@@ -64,22 +64,49 @@ function ruleReason(rule: RuleName, request: MessagesRequest): string | undefine
   }
 }
 
+/**
+ * Why portable routing skips a target, as a fixed code (metrics label it; never the free text):
+ *   unsupported_field    the request uses a field the profile does not carry
+ *   no_stream_primitive  a streamed request, a profile without a stream primitive
+ *   value_rule           a named value rule of the profile objects (stop sequences, stream with tools)
+ *   cannot_carry         the primitive's own limit (its binding cannot express the request)
+ *   provider_tools       provider-executed tools the connection does not declare
+ */
+export const SKIP_CODES = [
+  'unsupported_field',
+  'no_stream_primitive',
+  'value_rule',
+  'cannot_carry',
+  'provider_tools',
+] as const;
+
+export type SkipCode = (typeof SKIP_CODES)[number];
+
+/** One reason a target is skipped: its code and the words for the client. */
+export interface SkipReason {
+  code: SkipCode;
+  detail: string;
+}
+
 export function portableSkipReasons(
   request: MessagesRequest,
   fields: readonly CanonicalField[],
   row: ProfileRow,
   cannotCarry: (request: MessagesRequest) => string | undefined,
-): string[] {
-  const reasons: string[] = [];
-  for (const field of fields) if (row.unsupported.includes(field)) reasons.push(`${field} unsupported`);
-  if (request.stream === true && !row.stream) reasons.push('no stream primitive');
+): SkipReason[] {
+  const reasons: SkipReason[] = [];
+  for (const field of fields)
+    if (row.unsupported.includes(field))
+      reasons.push({ code: 'unsupported_field', detail: `${field} unsupported` });
+  if (request.stream === true && !row.stream)
+    reasons.push({ code: 'no_stream_primitive', detail: 'no stream primitive' });
   for (const rule of row.rules) {
     const reason = ruleReason(rule, request);
-    if (reason) reasons.push(reason);
+    if (reason) reasons.push({ code: 'value_rule', detail: reason });
   }
   if (reasons.length === 0) {
     const reason = cannotCarry(request);
-    if (reason) reasons.push(reason);
+    if (reason) reasons.push({ code: 'cannot_carry', detail: reason });
   }
   return reasons;
 }

@@ -8,6 +8,7 @@ import { checkIdempotencyKey } from '../governance/idempotency.js';
 import type { KeysService } from '../governance/keys-service.js';
 import type { RateLimiter } from '../governance/rate-limit.js';
 import type { Caller, GovernanceService, WriteRequest } from '../governance/service.js';
+import { noteRateLimited } from '../observability/request-scope.js';
 import { type Authenticator, requireScopes } from './auth.js';
 import { isJsonContentType } from './body.js';
 import { registerKeysRoutes } from './keys-routes.js';
@@ -35,6 +36,7 @@ export function governanceGuard(deps: GovernanceRouteDeps): Guard {
       burst: limits.burst,
     });
     if (wait > 0) {
+      noteRateLimited('governance_requests');
       throw new GatewayError(
         'governance_rate_limited',
         `Governance rate limit exceeded; retry in ${wait} s.`,

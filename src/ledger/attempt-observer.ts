@@ -13,8 +13,20 @@
  *                                   the reaper: outcome lease_expired is then reported by the reaper)
  * and, per routing decision, routedAway(...) and fallback(...).
  *
+ * An attempt held by a background resource (a batch, a deferred response) may be settled by
+ * another process, after a restart, hours later; it has no watch. Instead:
+ *   held(...)                       the reservation was admitted (in the reserving process)
+ *   settledHeld(...)                once, in whichever process settled it, after the settlement is
+ *                                   durable; labels and amounts are read back from the stored
+ *                                   attempt in the settling transaction, so they equal the audit entry
+ *
  * Observers must be cheap and must never throw into the request path.
  */
+
+import type { SkipCode } from '../catalogue/eligibility.js';
+
+/** Why routing skipped a target: a fixed code (catalogue/eligibility.ts SKIP_CODES), never free text. */
+export type RoutedAwayReason = SkipCode;
 
 /** Every way an attempt can be settled. Metrics, logs, audit rows and reports use exactly these names. */
 export const SETTLEMENT_OUTCOMES = [
@@ -97,7 +109,11 @@ export interface AttemptObserver {
       Partial<AttemptLabels>,
     reason: RefusalReason,
   ): void;
-  routedAway(alias: string, connection: string, reason: string): void;
+  /** A background attempt was reserved (admitted); settledHeld reports its settlement later. */
+  held(attemptId: string, labels: AttemptLabels, reservationMicrosUsd: number): void;
+  /** A background attempt's settlement became durable (exactly once per attempt, in any process). */
+  settledHeld(attemptId: string, labels: AttemptLabels, reservedAtMs: number, result: AttemptSettled): void;
+  routedAway(alias: string, connection: string, reason: RoutedAwayReason): void;
   fallback(alias: string, fromConnection: string, toConnection: string, errorType: string): void;
   /** The reaper committed attempts whose lease passed. */
   leaseExpired(count: number): void;
@@ -113,6 +129,8 @@ const quietWatch: AttemptWatch = {
 export const noAttemptObserver: AttemptObserver = {
   started: () => quietWatch,
   refused: () => {},
+  held: () => {},
+  settledHeld: () => {},
   routedAway: () => {},
   fallback: () => {},
   leaseExpired: () => {},
@@ -138,6 +156,12 @@ export function combineObservers(...observers: AttemptObserver[]): AttemptObserv
     },
     refused: (labels, reason) => {
       for (const observer of observers) observer.refused(labels, reason);
+    },
+    held: (attemptId, labels, reservation) => {
+      for (const observer of observers) observer.held(attemptId, labels, reservation);
+    },
+    settledHeld: (attemptId, labels, reservedAtMs, result) => {
+      for (const observer of observers) observer.settledHeld(attemptId, labels, reservedAtMs, result);
     },
     routedAway: (alias, connection, reason) => {
       for (const observer of observers) observer.routedAway(alias, connection, reason);

@@ -25,15 +25,17 @@
  * Settlement and lease renewals are retried with backoff until the lease would expire (ledger.ts).
  *
  * The AttemptObserver is fed here and in ledger.ts: refused / started at reservation, within()
- * around the call, firstByte() at the answer's headers, settled() once durable; routedAway and
- * fallback come from routing through this runner; leaseExpired from the reaper.
+ * around the call, firstByte() at the answer's headers, settled() once durable; held attempts
+ * (reserveHeld) report held() at reservation and settledHeld() from whichever process's
+ * settleHeld applies first; routedAway and fallback come from routing through this runner;
+ * leaseExpired from the reaper.
  */
 import type { ErrorType } from '../canonical/types.js';
 import { GatewayError } from '../errors/gateway-error.js';
 import type { InferenceRateLimits, RateTicket } from '../limits/inference-limits.js';
 import { NotSentError, UpstreamFailure, type UpstreamResponse } from '../primitives/shared/upstream-call.js';
 import type { AttemptUsage } from '../store/port.js';
-import type { AttemptObserver } from './attempt-observer.js';
+import type { AttemptObserver, RoutedAwayReason } from './attempt-observer.js';
 import type { Attempt, AttemptPlan, Ledger, Settlement } from './ledger.js';
 import { stateOf } from './ledger.js';
 
@@ -97,13 +99,21 @@ export type HeldResult<Answer> =
   | { kind: 'failed'; error: GatewayError; settlement: Settlement; retryable: boolean }
   | { kind: 'aborted' };
 
-/** An attempt held by a background resource (batch, deferred response), settled by id from any process. */
+/**
+ * An attempt held by a background resource (batch, deferred response), settled by id from any
+ * process. Its labels (Project, key, Run, endpoint, alias, connection, profile, model) and its
+ * reservation are not carried: they are stored with the attempt, and settleHeld reads them back
+ * in the settling transaction for the observer, in whichever process settles it.
+ */
 export interface HeldAttempt {
   attemptId: string;
   /** Epoch ms the attempt was reserved (for its duration). */
   createdAt: number;
-  /** Epoch ms its lease passes (settlement is retried until then). */
-  leaseExpiresAt: number;
+}
+
+/** The held attempt of a stored background resource (its record keeps the attempt id and creation time). */
+export function heldAttempt(record: { attemptId: string; createdAt: number }): HeldAttempt {
+  return { attemptId: record.attemptId, createdAt: record.createdAt };
 }
 
 type Opened =
@@ -198,7 +208,7 @@ export class AttemptRunner {
   }
 
   /** Routing skipped a target before any attempt (portable mode). */
-  routedAway(alias: string, connection: string, reason: string): void {
+  routedAway(alias: string, connection: string, reason: RoutedAwayReason): void {
     this.observer.routedAway(alias, connection, reason);
   }
 
@@ -277,17 +287,17 @@ export class AttemptRunner {
    */
   async reserveHeld(plan: AttemptPlan, resourceId: string, leaseMs: number): Promise<HeldAttempt> {
     const attempt = await this.reserve(plan, { resourceId, leaseMs });
-    return {
-      attemptId: attempt.id,
-      createdAt: attempt.startedMs,
-      leaseExpiresAt: attempt.startedMs + leaseMs,
-    };
+    return { attemptId: attempt.id, createdAt: attempt.startedMs };
   }
 
-  /** Settles a held attempt by id. Idempotent in the store: the first settlement wins. */
+  /**
+   * Settles a held attempt by id. Idempotent in the store: the first settlement wins, and only it
+   * is reported to the observer (started and settled at once: settledHeld) and logged. A store
+   * failure is retried for one ledger lease; past it, or past the held lease, the reaper commits.
+   */
   async settleHeld(held: HeldAttempt, settlement: Settlement): Promise<void> {
     const now = this.ledger.clock.now();
-    await this.ledger.persistSettlement(
+    await this.ledger.persistHeldSettlement(
       {
         attemptId: held.attemptId,
         state: stateOf(settlement.outcome),
@@ -298,7 +308,8 @@ export class AttemptRunner {
         durationMs: Math.max(0, now - held.createdAt),
         settledAt: new Date(now).toISOString(),
       },
-      Math.min(held.leaseExpiresAt, now + this.ledger.settings.leaseMs),
+      now + this.ledger.settings.leaseMs,
+      settlement.errorType,
     );
   }
 

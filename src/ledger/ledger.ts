@@ -8,11 +8,12 @@
  * is the attempt left to the reaper (logged), which commits it in full as lease_expired.
  */
 import type { Logger } from 'pino';
+import { findProfile } from '../catalogue/profiles.js';
 import { GatewayError, StoreUnavailableError } from '../errors/gateway-error.js';
 import type { Clock } from '../lib/clock.js';
 import { newId, randomBase32 } from '../lib/ids.js';
 import type { RateTicket } from '../limits/inference-limits.js';
-import type { AttemptUsage, SettleInput, Store } from '../store/port.js';
+import type { AttemptUsage, SettledAttempt, SettleInput, Store } from '../store/port.js';
 import {
   type AttemptLabels,
   type AttemptObserver,
@@ -247,13 +248,94 @@ export class Ledger {
         else this.pending.delete(runId);
       }
     }
-    const watch = this.observer.started(attemptId, plan, reservationMicrosUsd);
+    let watch: AttemptWatch;
+    if (durable) {
+      // Settled later, maybe by another process: reported then by settledHeld (persistHeldSettlement).
+      this.observer.held(attemptId, plan, reservationMicrosUsd);
+      watch = noAttemptObserver.started(attemptId, plan, reservationMicrosUsd);
+    } else watch = this.observer.started(attemptId, plan, reservationMicrosUsd);
     return new Attempt(attemptId, reservationMicrosUsd, now, leaseMs, this, watch, ticket);
   }
 
   /** Writes a settlement; retried in the background until `leaseExpiresMs` when the store fails. */
   async persistSettlement(input: SettleInput, leaseExpiresMs: number): Promise<void> {
     await this.retry(() => this.store.settle(input), leaseExpiresMs, 'settlement', input.attemptId);
+  }
+
+  /**
+   * Writes the settlement of an attempt held by a background resource (retried like
+   * persistSettlement). The first settlement to apply, whichever process writes it, is reported
+   * to the observer and logged with what the store read back from the attempt row in the same
+   * transaction, so metrics equal the audit trail; a settlement that finds the attempt settled
+   * already (a cancel raced the job, the sweep, the reaper) wrote nothing and reports nothing.
+   */
+  async persistHeldSettlement(
+    input: SettleInput,
+    leaseExpiresMs: number,
+    errorType: string | null,
+  ): Promise<void> {
+    const write = async () => {
+      const settled = await this.store.settleAndRead(input);
+      if (settled) this.reportHeld(input, settled, errorType);
+    };
+    await this.retry(write, leaseExpiresMs, 'settlement', input.attemptId);
+  }
+
+  private reportHeld(input: SettleInput, settled: SettledAttempt, errorType: string | null): void {
+    const labels: AttemptLabels = {
+      projectId: settled.projectId,
+      keyId: settled.keyId,
+      runId: settled.runId,
+      endpoint: settled.endpoint,
+      alias: settled.alias,
+      connection: settled.connection,
+      profile: settled.profile,
+      primitive: findProfile(settled.profile)?.primitive ?? 'unknown',
+      upstreamModel: settled.upstreamModel,
+      streamed: false,
+    };
+    try {
+      this.observer.settledHeld(input.attemptId, labels, Date.parse(settled.createdAt), {
+        outcome: input.outcome,
+        costMicrosUsd: settled.committedMicrosUsd,
+        reservationMicrosUsd: settled.reservationMicrosUsd,
+        tokens: input.usage,
+        httpStatus: input.httpStatus,
+        errorType,
+        responseModel: null,
+        durationMs: input.durationMs,
+      });
+    } catch (error) {
+      this.logger.warn(
+        { err: error, attempt: input.attemptId },
+        'observer failed on a background settlement',
+      );
+    }
+    // Background attempts settle outside any request: this is their log line.
+    this.logger.info(
+      {
+        project: settled.projectId,
+        key: settled.keyId,
+        run: settled.runId,
+        endpoint: settled.endpoint,
+        alias: settled.alias,
+        connection: settled.connection,
+        attempt: input.attemptId,
+        outcome: input.outcome,
+        cost_micros_usd: settled.committedMicrosUsd,
+        reservation_micros_usd: settled.reservationMicrosUsd,
+        ...(input.usage
+          ? {
+              input_tokens: input.usage.inputTokens,
+              output_tokens: input.usage.outputTokens,
+              cache_creation_input_tokens: input.usage.cacheCreationInputTokens,
+              cache_read_input_tokens: input.usage.cacheReadInputTokens,
+            }
+          : {}),
+        ms: input.durationMs,
+      },
+      'background attempt settled',
+    );
   }
 
   /**

@@ -21,6 +21,7 @@
  */
 import { GatewayError } from '../errors/gateway-error.js';
 import type { Clock } from '../lib/clock.js';
+import { noteRateLimited } from '../observability/request-scope.js';
 import type { BucketAnswer, BucketSize, BucketTake, MultiBucketLimiter } from './limiter.js';
 import { currentRateScope, type LimitState, type RateLimitState } from './rate-limit-scope.js';
 
@@ -143,7 +144,9 @@ function refusal(
     : `Rate limit: the ${owner}'s limit of ${bucket.perMinute} ${bucket.kind} per minute (${ownerId}) is reached; retry after ${Math.ceil(answer.waitMs / 1000)} s.`;
   const retryAfter = never ? 60 : Math.max(1, Math.ceil(answer.waitMs / 1000));
   const scope = currentRateScope();
-  if (scope) scope.refusedBy = `${bucket.owner}_${bucket.kind}`;
+  const refusedBy = `${bucket.owner}_${bucket.kind}` as const;
+  if (scope) scope.refusedBy = refusedBy;
+  noteRateLimited(refusedBy);
   return new GatewayError('rate_limited', message, { retryAfter: String(retryAfter) });
 }
 

@@ -6,18 +6,19 @@
  * so an attempt costs a map lookup, a handful of counter increments and histogram observations;
  * with tracing off no span object is made.
  */
-import { type Context, context, type Span, SpanStatusCode } from '@opentelemetry/api';
+import { type Attributes, type Context, context, type Span, SpanStatusCode } from '@opentelemetry/api';
 import type {
   AttemptLabels,
   AttemptObserver,
   AttemptSettled,
   AttemptWatch,
   RefusalReason,
+  RoutedAwayReason,
 } from '../ledger/attempt-observer.js';
 import { AttemptSeries, operationName, providerName, type SeriesCache } from './attempt-series.js';
 import type { GatewayMetrics } from './metrics.js';
 import { currentRequest, type RequestRecord } from './request-scope.js';
-import { ATTR, SpanKind, startSpan, trace } from './tracing.js';
+import { ATTR, SpanKind, startSpan, trace, tracer } from './tracing.js';
 
 export interface RecorderOptions {
   metrics: GatewayMetrics | undefined;
@@ -33,15 +34,7 @@ export class AttemptRecorder implements AttemptObserver {
 
   started(attemptId: string, labels: AttemptLabels, reservationMicrosUsd: number): AttemptWatch {
     const record = currentRequest();
-    if (record) {
-      record.projectId = labels.projectId;
-      record.keyId = labels.keyId;
-      record.runId = labels.runId;
-      record.alias = labels.alias;
-      record.connection = labels.connection;
-      record.attemptId = attemptId;
-      record.attempts += 1;
-    }
+    if (record) noteAttempt(record, attemptId, labels);
     const metrics = this.options.metrics;
     const series = metrics ? AttemptSeries.of(this.series!, metrics, labels) : undefined;
     series?.admitted.inc();
@@ -53,51 +46,68 @@ export class AttemptRecorder implements AttemptObserver {
       span = startSpan(
         `${operationName(labels.endpoint)} ${labels.alias}`,
         SpanKind.CLIENT,
-        {
-          [ATTR.operationName]: operationName(labels.endpoint),
-          [ATTR.providerName]: providerName(labels.profile),
-          [ATTR.requestModel]: labels.alias,
-          [ATTR.attemptId]: attemptId,
-          [ATTR.project]: labels.projectId,
-          [ATTR.keyId]: labels.keyId,
-          [ATTR.connection]: labels.connection,
-          [ATTR.profile]: labels.profile,
-          [ATTR.primitive]: labels.primitive,
-          [ATTR.upstreamModel]: labels.upstreamModel,
-          [ATTR.streamed]: labels.streamed,
-          [ATTR.reservation]: reservationMicrosUsd,
-          ...(labels.runId !== null ? { [ATTR.runId]: labels.runId } : {}),
-        },
+        attemptAttributes(attemptId, labels, reservationMicrosUsd),
         parent,
       );
     }
     return new Watch(labels.streamed, series, span, parent, record);
   }
 
+  held(attemptId: string, labels: AttemptLabels, _reservationMicrosUsd: number): void {
+    const record = currentRequest();
+    if (record) noteAttempt(record, attemptId, labels);
+    const metrics = this.options.metrics;
+    if (metrics) AttemptSeries.of(this.series!, metrics, labels).admitted.inc();
+    if (this.options.tracing)
+      trace.getActiveSpan()?.addEvent('svc.attempt_held', { [ATTR.attemptId]: attemptId });
+  }
+
+  settledHeld(attemptId: string, labels: AttemptLabels, reservedAtMs: number, result: AttemptSettled): void {
+    const metrics = this.options.metrics;
+    if (metrics) AttemptSeries.of(this.series!, metrics, labels).settled(result);
+    const record = currentRequest();
+    if (record) {
+      // Settled inside a request (a cancel, a failed create): its log line tells what it committed.
+      if (record.attemptId !== attemptId) noteAttempt(record, attemptId, labels);
+      noteSettlement(record, result);
+    }
+    if (this.options.tracing) {
+      // One span for the whole held attempt, from its reservation to this settlement, in the
+      // settling context (the job's, or the request that cancelled it).
+      const span = tracer().startSpan(
+        `${operationName(labels.endpoint)} ${labels.alias}`,
+        {
+          kind: SpanKind.CLIENT,
+          attributes: attemptAttributes(attemptId, labels, result.reservationMicrosUsd),
+          startTime: Math.min(reservedAtMs, Date.now()),
+        },
+        context.active(),
+      );
+      endAttemptSpan(span, result);
+    }
+  }
+
   refused(labels: Parameters<AttemptObserver['refused']>[0], reason: RefusalReason): void {
     const metrics = this.options.metrics;
     if (metrics) {
-      const project = metrics.bounded('project', labels.projectId);
       metrics.counter('svc_reservations_refused_total').inc({
-        project,
+        project: metrics.bounded('project', labels.projectId),
         alias: metrics.bounded('alias', labels.alias),
         endpoint: metrics.bounded('endpoint', labels.endpoint),
         reason,
       });
-      if (reason === 'rate_limited')
-        metrics.counter('svc_rate_limit_refusals_total').inc({ project, surface: 'inference' });
     }
     if (this.options.tracing)
       trace.getActiveSpan()?.addEvent('svc.reservation_refused', { 'svc.refusal.reason': reason });
   }
 
-  routedAway(alias: string, connection: string, reason: string): void {
+  routedAway(alias: string, connection: string, reason: RoutedAwayReason): void {
     const metrics = this.options.metrics;
     if (metrics)
       metrics.counter('svc_routed_away_total').inc({
         alias: metrics.bounded('alias', alias),
         connection: metrics.bounded('connection', connection),
-        reason: metrics.bounded('reason', reason),
+        reason,
       });
     if (this.options.tracing)
       routeSpanOf(currentRequest(), alias)?.addEvent('svc.routed_away', {
@@ -157,34 +167,67 @@ class Watch implements AttemptWatch {
       this.series.settled(result);
       if (this.streamed) this.series.openStreams.dec();
     }
-    const record = this.record;
-    if (record) {
-      record.outcome = result.outcome;
-      record.costMicrosUsd += result.costMicrosUsd;
-      if (result.tokens) record.tokens = result.tokens;
-    }
-    const span = this.span;
-    if (span) {
-      span.setAttribute(ATTR.outcome, result.outcome);
-      span.setAttribute(ATTR.cost, result.costMicrosUsd);
-      if (result.responseModel) span.setAttribute(ATTR.responseModel, result.responseModel);
-      if (result.tokens) {
-        span.setAttribute(
-          ATTR.inputTokens,
-          result.tokens.inputTokens +
-            result.tokens.cacheCreationInputTokens +
-            result.tokens.cacheReadInputTokens,
-        );
-        span.setAttribute(ATTR.outputTokens, result.tokens.outputTokens);
-      }
-      if (result.httpStatus !== null) span.setAttribute('http.response.status_code', result.httpStatus);
-      if (result.errorType) {
-        span.setAttribute(ATTR.errorType, result.errorType);
-        span.setStatus({ code: SpanStatusCode.ERROR });
-      }
-      span.end();
-    }
+    if (this.record) noteSettlement(this.record, result);
+    if (this.span) endAttemptSpan(this.span, result);
   }
+}
+
+function noteAttempt(record: RequestRecord, attemptId: string, labels: AttemptLabels): void {
+  record.projectId = labels.projectId;
+  record.keyId = labels.keyId;
+  record.runId = labels.runId;
+  record.alias = labels.alias;
+  record.connection = labels.connection;
+  record.attemptId = attemptId;
+  record.attempts += 1;
+}
+
+function noteSettlement(record: RequestRecord, result: AttemptSettled): void {
+  record.outcome = result.outcome;
+  record.costMicrosUsd += result.costMicrosUsd;
+  if (result.tokens) record.tokens = result.tokens;
+}
+
+function attemptAttributes(
+  attemptId: string,
+  labels: AttemptLabels,
+  reservationMicrosUsd: number,
+): Attributes {
+  return {
+    [ATTR.operationName]: operationName(labels.endpoint),
+    [ATTR.providerName]: providerName(labels.profile),
+    [ATTR.requestModel]: labels.alias,
+    [ATTR.attemptId]: attemptId,
+    [ATTR.project]: labels.projectId,
+    [ATTR.keyId]: labels.keyId,
+    [ATTR.connection]: labels.connection,
+    [ATTR.profile]: labels.profile,
+    [ATTR.primitive]: labels.primitive,
+    [ATTR.upstreamModel]: labels.upstreamModel,
+    [ATTR.streamed]: labels.streamed,
+    [ATTR.reservation]: reservationMicrosUsd,
+    ...(labels.runId !== null ? { [ATTR.runId]: labels.runId } : {}),
+  };
+}
+
+/** The settlement's attributes on an attempt span, then its end. */
+function endAttemptSpan(span: Span, result: AttemptSettled): void {
+  span.setAttribute(ATTR.outcome, result.outcome);
+  span.setAttribute(ATTR.cost, result.costMicrosUsd);
+  if (result.responseModel) span.setAttribute(ATTR.responseModel, result.responseModel);
+  if (result.tokens) {
+    span.setAttribute(
+      ATTR.inputTokens,
+      result.tokens.inputTokens + result.tokens.cacheCreationInputTokens + result.tokens.cacheReadInputTokens,
+    );
+    span.setAttribute(ATTR.outputTokens, result.tokens.outputTokens);
+  }
+  if (result.httpStatus !== null) span.setAttribute('http.response.status_code', result.httpStatus);
+  if (result.errorType) {
+    span.setAttribute(ATTR.errorType, result.errorType);
+    span.setStatus({ code: SpanStatusCode.ERROR });
+  }
+  span.end();
 }
 
 /** The request's routing span (opened by its first routing event), or none outside a request. */

@@ -4,12 +4,12 @@
  * Children that also depend on what the settlement says (outcome, response model, error class)
  * are resolved once per distinct value and kept in small maps.
  */
-import type { Counter, Gauge, Histogram } from 'prom-client';
+import type { Gauge } from 'prom-client';
 import type { AttemptLabels, AttemptSettled, SettlementOutcome } from '../ledger/attempt-observer.js';
-import type { GatewayMetrics } from './metrics.js';
+import type { CounterCell, GatewayMetrics, HistogramCell } from './metrics.js';
 
-type CounterChild = Counter.Internal;
-type HistogramChild = Histogram.Internal<string>;
+type CounterChild = CounterCell;
+type HistogramChild = HistogramCell;
 type GaugeChild = Gauge.Internal<string>;
 
 export type SeriesCache = Map<string, AttemptSeries>;
@@ -78,18 +78,21 @@ export class AttemptSeries {
       gen_ai_provider_name: providerName(labels.profile),
       gen_ai_request_model: alias,
     };
-    this.admitted = metrics
-      .counter('svc_reservations_admitted_total')
-      .labels({ project, alias, connection, endpoint });
+    this.admitted = metrics.counterCell('svc_reservations_admitted_total', {
+      project,
+      alias,
+      connection,
+      endpoint,
+    });
     this.openStreams = metrics.gauge('svc_open_streams').labels({ connection });
-    this.timeToFirstChunk = metrics.histogram('gen_ai_client_operation_time_to_first_chunk_seconds').labels({
+    this.timeToFirstChunk = metrics.histogramCell('gen_ai_client_operation_time_to_first_chunk_seconds', {
       gen_ai_operation_name: this.base.gen_ai_operation_name!,
       gen_ai_provider_name: this.base.gen_ai_provider_name!,
       gen_ai_request_model: alias,
       connection,
     });
-    this.cost = metrics.counter('svc_cost_micros_usd_total').labels({ project, alias, connection });
-    this.unknown = metrics.counter('svc_unknown_attempts_total').labels({ project, alias, connection });
+    this.cost = metrics.counterCell('svc_cost_micros_usd_total', { project, alias, connection });
+    this.unknown = metrics.counterCell('svc_unknown_attempts_total', { project, alias, connection });
   }
 
   settled(result: AttemptSettled): void {
@@ -112,7 +115,7 @@ export class AttemptSeries {
     let child = this.outcomes.get(outcome);
     if (!child) {
       const { project, alias, connection } = this.base as Record<'project' | 'alias' | 'connection', string>;
-      child = this.metrics.counter('svc_settlements_total').labels({ project, alias, connection, outcome });
+      child = this.metrics.counterCell('svc_settlements_total', { project, alias, connection, outcome });
       this.outcomes.set(outcome, child);
     }
     return child;
@@ -121,7 +124,7 @@ export class AttemptSeries {
   private error(errorType: string): CounterChild {
     let child = this.errors.get(errorType);
     if (!child) {
-      child = this.metrics.counter('svc_upstream_errors_total').labels({
+      child = this.metrics.counterCell('svc_upstream_errors_total', {
         connection: this.base.connection!,
         error_type: this.metrics.bounded('error_type', errorType),
       });
@@ -142,13 +145,19 @@ export class AttemptSeries {
         gen_ai_response_model: model,
         connection: this.base.connection!,
       };
-      const usage = this.metrics.histogram('gen_ai_client_token_usage');
       children = {
-        duration: this.metrics
-          .histogram('gen_ai_client_operation_duration_seconds')
-          .labels({ ...common, error_type: this.metrics.bounded('error_type', errorType) }),
-        inputTokens: usage.labels({ ...common, gen_ai_token_type: 'input' }),
-        outputTokens: usage.labels({ ...common, gen_ai_token_type: 'output' }),
+        duration: this.metrics.histogramCell('gen_ai_client_operation_duration_seconds', {
+          ...common,
+          error_type: this.metrics.bounded('error_type', errorType),
+        }),
+        inputTokens: this.metrics.histogramCell('gen_ai_client_token_usage', {
+          ...common,
+          gen_ai_token_type: 'input',
+        }),
+        outputTokens: this.metrics.histogramCell('gen_ai_client_token_usage', {
+          ...common,
+          gen_ai_token_type: 'output',
+        }),
       };
       this.bySettlement.set(key, children);
     }

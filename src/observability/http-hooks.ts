@@ -10,8 +10,8 @@
  */
 import { type Context, propagation, ROOT_CONTEXT, type Span, SpanStatusCode } from '@opentelemetry/api';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { GatewayMetrics } from './metrics.js';
-import { newRequestRecord, type RequestRecord, runInRequestScope } from './request-scope.js';
+import type { CounterCell, GatewayMetrics } from './metrics.js';
+import { newRequestRecord, RATE_LIMITS, type RequestRecord, runInRequestScope } from './request-scope.js';
 import { SpanKind, startSpan, withSpan } from './tracing.js';
 
 interface RequestState {
@@ -37,13 +37,27 @@ export function registerObservabilityHooks(
   const rateLimited = metrics?.counter('svc_rate_limit_refusals_total');
   app.decorateRequest('svcObservability', null);
   // One child per (route, method, status), resolved once: no label hashing per request.
-  const requestChildren = new Map<string, ReturnType<NonNullable<typeof requests>['labels']>>();
-  const requestCounter = (route: string, method: string, status: number) => {
-    const key = `${route} ${method} ${status}`;
-    let child = requestChildren.get(key);
+  // route -> method -> status: no string built per request.
+  const requestChildren = new Map<string, Map<string, Map<number, CounterCell>>>();
+  const requestCounter = (route: string, method: string, status: number): CounterCell => {
+    let byMethod = requestChildren.get(route);
+    if (!byMethod) {
+      byMethod = new Map();
+      requestChildren.set(route, byMethod);
+    }
+    let byStatus = byMethod.get(method);
+    if (!byStatus) {
+      byStatus = new Map();
+      byMethod.set(method, byStatus);
+    }
+    let child = byStatus.get(status);
     if (!child) {
-      child = requests!.labels({ route, method, status_class: `${Math.floor(status / 100)}xx` });
-      requestChildren.set(key, child);
+      child = metrics!.counterCell('svc_http_requests_total', {
+        route,
+        method,
+        status_class: `${Math.floor(status / 100)}xx`,
+      });
+      byStatus.set(status, child);
     }
     return child;
   };
@@ -99,8 +113,12 @@ export function registerObservabilityHooks(
     const route = request.routeOptions.url ?? 'unmatched';
     const { record } = state;
     if (requests) requestCounter(route, request.method, status).inc();
-    if (record.errorCode === 'governance_rate_limited' && rateLimited && metrics)
-      rateLimited.inc({ project: metrics.bounded('project', record.projectId ?? ''), surface: 'governance' });
+    if (record.rateLimit !== null && rateLimited && metrics)
+      rateLimited.inc({
+        project: metrics.bounded('project', record.projectId ?? ''),
+        surface: RATE_LIMITS[record.rateLimit],
+        limit: record.rateLimit,
+      });
     const line: Record<string, unknown> = {
       method: request.method,
       path: request.url.split('?')[0],
@@ -154,7 +172,12 @@ function addRecordFields(
       line.cache_read_input_tokens = record.tokens.cacheReadInputTokens;
     }
   } else if (request.method !== 'GET' && request.url.startsWith('/svc/v1/')) {
-    line.resource = request.routeOptions.url;
-    if (record.resourceId !== null) line.resource_id = record.resourceId;
+    const resource = request.routeOptions.url;
+    line.resource = resource;
+    if (record.resourceId !== null) {
+      line.resource_id = record.resourceId;
+      // A Run created or closed: the line names it as `run`, like a model call's line.
+      if (resource?.startsWith('/svc/v1/runs')) line.run = record.resourceId;
+    }
   }
 }

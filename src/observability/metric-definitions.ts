@@ -109,7 +109,7 @@ export const METRIC_DEFINITIONS = [
   {
     name: 'svc_routed_away_total',
     type: 'counter',
-    help: 'Targets skipped by routing (not eligible for the request), by reason class.',
+    help: 'Targets skipped by portable routing (not eligible for the request), by the first reason code: unsupported_field, no_stream_primitive, value_rule, cannot_carry, provider_tools.',
     labels: ['alias', 'connection', 'reason'],
   },
   {
@@ -134,14 +134,14 @@ export const METRIC_DEFINITIONS = [
   {
     name: 'svc_store_pool_connections',
     type: 'gauge',
-    help: 'PostgreSQL pool connections by state (total, idle, waiting clients, max), read at scrape time.',
-    labels: ['state'],
+    help: 'PostgreSQL connections by pool (main; settle: settlements and lease renewals) and state (total open, idle, waiting clients, max), read at scrape time.',
+    labels: ['pool', 'state'],
   },
   {
     name: 'svc_rate_limit_refusals_total',
     type: 'counter',
-    help: 'Requests refused by a rate limit, by surface (governance, inference).',
-    labels: ['project', 'surface'],
+    help: 'Requests refused by a rate limit, by surface (governance, inference) and by the limit that refused (a fixed list: RATE_LIMITS in src/observability/request-scope.ts).',
+    labels: ['project', 'surface', 'limit'],
   },
   {
     name: 'svc_background_jobs_total',

@@ -4,8 +4,21 @@
  * share figures. Label values that are not fixed by the code pass through `bounded()`: past
  * MAX_VALUES_PER_LABEL distinct values a label reads `other`, so a misconfiguration or an
  * unexpected upstream string can never grow the series count without limit.
+ *
+ * Hot path: prom-client's label children re-hash their labels, validate them and allocate on every
+ * inc() and observe(). The per-call series (attempts, store operations, HTTP requests) use cells
+ * instead (`counterCell`, `histogramCell`): resolved once per label set, an increment is a number
+ * addition and an observation a bucket search; prom-client reads them when it renders a scrape.
  */
-import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import {
+  Counter,
+  Gauge,
+  Histogram,
+  type MetricObjectWithValues,
+  type MetricValue,
+  type MetricValueWithName,
+  Registry,
+} from 'prom-client';
 import { METRIC_DEFINITIONS, type MetricDefinition, type MetricName } from './metric-definitions.js';
 
 export const MAX_VALUES_PER_LABEL = 256;
@@ -33,6 +46,16 @@ export class GatewayMetrics {
 
   histogram(name: MetricName): Histogram<string> {
     return this.instruments.get(name) as Histogram<string>;
+  }
+
+  /** The cell of one counter series: resolve it once per label set, then inc() per call. */
+  counterCell(name: MetricName, labels: Labels): CounterCell {
+    return (this.instruments.get(name) as CellCounter).cell(labels);
+  }
+
+  /** The cell of one histogram series (every histogram is observed through cells). */
+  histogramCell(name: MetricName, labels: Labels): HistogramCell {
+    return (this.instruments.get(name) as CellHistogram).cell(labels);
   }
 
   /** `value`, or `other` once `label` has seen MAX_VALUES_PER_LABEL distinct values. */
@@ -64,6 +87,167 @@ export class GatewayMetrics {
   }
 }
 
+/** One counter series, incremented without prom-client's per-call label hashing. */
+export interface CounterCell {
+  inc(value?: number): void;
+}
+
+/** One histogram series, observed without prom-client's per-call label hashing. */
+export interface HistogramCell {
+  observe(value: number): void;
+}
+
+type Labels = Record<string, string>;
+
+function seriesKey(names: readonly string[], labels: Record<string, unknown>): string {
+  return names.map((name) => String(labels[name] ?? '')).join('\u0000');
+}
+
+class CountingCell implements CounterCell {
+  value = 0;
+  constructor(readonly labels: Labels) {}
+  inc(value = 1): void {
+    this.value += value;
+  }
+}
+
+/** A prom-client Counter whose per-call series are cells, merged with its other series at scrape time. */
+class CellCounter extends Counter<string> {
+  private readonly cells = new Map<string, CountingCell>();
+
+  constructor(
+    configuration: ConstructorParameters<typeof Counter<string>>[0],
+    private readonly names: readonly string[],
+  ) {
+    super(configuration);
+  }
+
+  cell(labels: Labels): CountingCell {
+    const key = seriesKey(this.names, labels);
+    let cell = this.cells.get(key);
+    if (!cell) {
+      cell = new CountingCell({ ...labels });
+      this.cells.set(key, cell);
+    }
+    return cell;
+  }
+
+  override async get(): Promise<MetricObjectWithValues<MetricValue<string>>> {
+    const base = await super.get();
+    if (this.cells.size === 0) return base;
+    const merged = new Map<string, MetricValue<string>>();
+    for (const value of base.values)
+      merged.set(seriesKey(this.names, value.labels), { ...value, labels: { ...value.labels } });
+    for (const [key, cell] of this.cells) {
+      if (cell.value === 0) continue;
+      const known = merged.get(key);
+      if (known) known.value += cell.value;
+      else merged.set(key, { labels: cell.labels, value: cell.value });
+    }
+    return { ...base, values: [...merged.values()] };
+  }
+}
+
+class BucketCell implements HistogramCell {
+  readonly counts: number[];
+  sum = 0;
+  count = 0;
+
+  constructor(
+    readonly labels: Labels,
+    private readonly bounds: readonly number[],
+  ) {
+    this.counts = new Array<number>(bounds.length).fill(0);
+  }
+
+  observe(value: number): void {
+    const bounds = this.bounds;
+    for (let index = 0; index < bounds.length; index++) {
+      if (value <= bounds[index]!) {
+        this.counts[index]! += 1;
+        break;
+      }
+    }
+    this.sum += value;
+    this.count += 1;
+  }
+}
+
+type RenderedValue = MetricValueWithName<string> & { sharedLabels: Labels };
+
+interface Rendered {
+  name: string;
+  help: string;
+  type: 'histogram';
+  values: RenderedValue[];
+  aggregator: 'sum';
+}
+
+/** A prom-client Histogram whose series are all cells (observed through histogramCell only). */
+class CellHistogram extends Histogram<string> {
+  private readonly cells = new Map<string, BucketCell>();
+
+  private readonly metricName: string;
+  private readonly metricHelp: string;
+
+  constructor(
+    configuration: ConstructorParameters<typeof Histogram<string>>[0],
+    private readonly names: readonly string[],
+    private readonly bounds: readonly number[],
+  ) {
+    super(configuration);
+    this.metricName = configuration.name;
+    this.metricHelp = configuration.help;
+  }
+
+  cell(labels: Labels): BucketCell {
+    const key = seriesKey(this.names, labels);
+    let cell = this.cells.get(key);
+    if (!cell) {
+      cell = new BucketCell({ ...labels }, this.bounds);
+      this.cells.set(key, cell);
+    }
+    return cell;
+  }
+
+  /** What the registry renders: each value's `labels` (only `le`) apart from its series' `sharedLabels`. */
+  async getForPromString(): Promise<Rendered> {
+    const values: RenderedValue[] = [];
+    const name = this.metricName;
+    const bucket = `${name}_bucket`;
+    for (const cell of this.cells.values()) {
+      if (cell.count === 0) continue;
+      let cumulative = 0;
+      this.bounds.forEach((bound, index) => {
+        cumulative += cell.counts[index]!;
+        values.push({
+          labels: { le: bound },
+          sharedLabels: cell.labels,
+          value: cumulative,
+          metricName: bucket,
+        });
+      });
+      values.push(
+        { labels: { le: '+Inf' }, sharedLabels: cell.labels, value: cell.count, metricName: bucket },
+        { labels: {}, sharedLabels: cell.labels, value: cell.sum, metricName: `${name}_sum` },
+        { labels: {}, sharedLabels: cell.labels, value: cell.count, metricName: `${name}_count` },
+      );
+    }
+    return { name, help: this.metricHelp, type: 'histogram', values, aggregator: 'sum' };
+  }
+
+  override async get(): Promise<MetricObjectWithValues<MetricValueWithName<string>>> {
+    const rendered = await this.getForPromString();
+    return {
+      ...rendered,
+      values: rendered.values.map(({ sharedLabels, ...value }) => ({
+        ...value,
+        labels: { ...value.labels, ...sharedLabels },
+      })),
+    } as unknown as MetricObjectWithValues<MetricValueWithName<string>>;
+  }
+}
+
 function build(definition: MetricDefinition, registry: Registry): Instrument {
   const common = {
     name: definition.name,
@@ -73,11 +257,13 @@ function build(definition: MetricDefinition, registry: Registry): Instrument {
   };
   switch (definition.type) {
     case 'counter':
-      return new Counter(common);
+      return new CellCounter(common, definition.labels);
     case 'gauge':
       return new Gauge(common);
-    case 'histogram':
-      return new Histogram({ ...common, buckets: [...(definition.buckets ?? [])] });
+    case 'histogram': {
+      const buckets = [...(definition.buckets ?? [])];
+      return new CellHistogram({ ...common, buckets }, definition.labels, buckets);
+    }
     default: {
       const never: never = definition.type;
       throw new Error(`unknown metric type ${String(never)}`);

@@ -2,10 +2,12 @@
  * Renders docs/observability.md. The metric table comes from METRIC_DEFINITIONS, so the page lists
  * exactly what the code exports (test/generated-docs.test.ts compares the file with this output).
  */
+import { SKIP_CODES } from '../catalogue/eligibility.js';
 import { SETTLEMENT_OUTCOMES } from '../ledger/attempt-observer.js';
 import { METRIC_DEFINITIONS, type MetricDefinition } from './metric-definitions.js';
 import { MAX_VALUES_PER_LABEL } from './metrics.js';
 import { WELL_FORMED_REQUEST_ID } from './request-id.js';
+import { RATE_LIMITS } from './request-scope.js';
 
 function metricRows(): string {
   return (METRIC_DEFINITIONS as readonly MetricDefinition[])
@@ -67,14 +69,37 @@ ${metricRows()}
 ### Bounded labels
 
 Every label value comes from configuration (Project, alias, connection, endpoint), from a closed
-list in the code (outcome, refusal reason, token type, store operation, job kind and state) or from
-a small classification (\`error_type\`: \`timeout\`, \`connect\`, \`dropped\`, \`client_gone\`,
-\`protocol\`, \`http_429\`, \`http_4xx\`, \`http_5xx\`). Run, Work Unit, attempt and request ids are
+list in the code (outcome, refusal reason, token type, store operation, job kind and state, pool)
+or from a small classification (\`error_type\`: \`timeout\`, \`connect\`, \`dropped\`, \`client_gone\`,
+\`protocol\`, \`http_429\`, \`http_4xx\`, \`http_5xx\`). Two closed lists in particular:
+\`svc_routed_away_total{reason}\` is one of ${SKIP_CODES.map((code) => `\`${code}\``).join(', ')}
+(the first reason a target was skipped; the words for the client stay in the \`Svc-Route-Skipped\`
+header and are never a label), and \`svc_rate_limit_refusals_total{limit}\` is one of
+${Object.entries(RATE_LIMITS)
+  .map(([limit, surface]) => `\`${limit}\` (surface \`${surface}\`)`)
+  .join(', ')}. Run, Work Unit, attempt and request ids are
 never labels: each new value creates a new time series that Prometheus keeps in memory and on disk
 for its whole retention, so a per-Run label would grow the series count with traffic until the
 server falls over, and per-Run figures are already exact in the audit trail and the governance API.
 As a last guard, each label accepts at most ${MAX_VALUES_PER_LABEL} distinct values per process;
 later values read \`other\`.
+
+### Background attempts and replicas
+
+A batch or a background (deferred) response holds one ledger attempt from its creation to its
+end, and may be settled hours later by another replica (after a restart, or by a cancel sent
+to another replica). Its reservation is counted in \`svc_reservations_admitted_total\` by the
+replica that reserved it; its settlement (\`svc_settlements_total\`, \`svc_cost_micros_usd_total\`,
+tokens, \`gen_ai_client_operation_duration_seconds\` from reservation to settlement, upstream
+errors) by the replica whose settlement applied, with the labels stored with the attempt and the
+amount the store committed, read back in the settling transaction. A settlement that finds the
+attempt settled already (a cancel that lost a race, the expiry sweep) writes nothing and counts
+nothing. So, summed over every replica, the counters equal the audit trail, background work
+included: aggregate with \`sum\` across instances. The reaper's full commits of attempts whose lease
+passed are counted only in \`svc_lease_expired_attempts_total\` (not in the cost counter).
+\`svc_background_jobs_total\` counts transitions: \`enqueued\` when a batch or background response
+is stored (and each recurring sweep), \`claimed\` when a replica takes the job, \`released\` when a
+run ends with the job due again (a batch poll), \`completed\` when it is done.
 
 ### Prometheus scrape configuration
 
@@ -147,7 +172,11 @@ Span tree of a model call:
 | \`POST /v1/messages\` (method and route) | server | \`http.request.method\`, \`http.route\`, \`http.response.status_code\`, \`svc.request.id\`; parent: the inbound \`traceparent\` when there is one |
 | \`svc.route <alias>\` | internal | the routing decision: events \`svc.routed_away\` (connection, reason) and \`svc.fallback\` (from, to, \`error.type\`); \`svc.connection\` that answered, \`svc.route.attempts\` |
 | \`<gen_ai.operation.name> <alias>\` | client | one per upstream attempt: \`gen_ai.operation.name\`, \`gen_ai.provider.name\`, \`gen_ai.request.model\`, \`gen_ai.response.model\`, \`gen_ai.usage.input_tokens\`, \`gen_ai.usage.output_tokens\`, \`error.type\`, \`svc.attempt.id\`, \`svc.settlement.outcome\`, \`svc.cost_micros_usd\`, \`svc.reservation_micros_usd\`, \`svc.run.id\`, \`svc.connection\`; event \`gen_ai.first_chunk\` on streams. Its \`traceparent\` is sent to the upstream |
-| \`svc.store <operation>\` | client | one per store transaction made inside a traced request (\`db.system.name\`, \`db.operation.name\`) |
+| \`svc.store <operation>\` | client | one per store transaction made inside a traced request (\`db.system.name\`, \`db.operation.name\`); the periodic work outside requests (reaper, job polling, sweeps) makes none, so it cannot flood the collector with root traces |
+
+A background attempt (batch, deferred response) has one client span too, from its reservation to its
+settlement, with the same attributes, made by the process that settles it: in the trace of the request
+that settled it (a cancel) or as a root span (the job).
 
 To send traces to a collector, run an OpenTelemetry Collector with the OTLP receiver's HTTP
 protocol enabled (port 4318) and point \`tracing.endpoint\` at its \`/v1/traces\`; the collector
@@ -168,6 +197,14 @@ ends (a stream: after its last frame, once its attempt is settled), with:
   \`outcome\` (settlement outcome), \`cost_micros_usd\` (committed, over every attempt of the request),
   \`input_tokens\`, \`output_tokens\`, \`cache_creation_input_tokens\`, \`cache_read_input_tokens\`;
 - governance writes: \`resource\` (the route, for example \`/svc/v1/runs\`) and \`resource_id\`;
+  a Run created or closed is also named as \`run\`;
 - with tracing on, \`trace_id\` and \`span_id\` on every line written inside a traced request.
+
+A background attempt settles outside any request, so its settlement writes its own line,
+\`background attempt settled\`, once per attempt (whichever replica settles it): \`project\`, \`key\`,
+\`run\`, \`endpoint\`, \`alias\`, \`connection\`, \`attempt\`, \`outcome\`, \`cost_micros_usd\`,
+\`reservation_micros_usd\`, the token counts when known, and \`ms\` (from reservation to settlement).
+The request that created it logs its \`attempt\`, \`alias\` and \`connection\`; a cancel that settled
+it logs its \`outcome\` and \`cost_micros_usd\`.
 `;
 }

@@ -22,9 +22,28 @@ export interface RequestRecord {
   errorCode: string | null;
   /** Governance writes: the id of the resource created or changed, when known. */
   resourceId: string | null;
+  /** The rate limit that refused this request, if one did. */
+  rateLimit: RateLimitName | null;
   /** The routing span of this request, opened by the first attempt (tracing on only). */
   routeSpan: unknown;
 }
+
+/**
+ * Every rate limit that can refuse a request, and the surface it guards: the `limit` and `surface`
+ * labels of svc_rate_limit_refusals_total (a closed list, so the label stays bounded). A new limit
+ * adds its name here and calls noteRateLimited(name) where it refuses.
+ */
+export const RATE_LIMITS = {
+  /** The per-(Project, key) token bucket in front of every /svc/v1 route. */
+  governance_requests: 'governance',
+  /** Inference rate limits (src/limits/inference-limits.ts): a key's or a Project's requests or tokens per minute. */
+  key_requests: 'inference',
+  key_tokens: 'inference',
+  project_requests: 'inference',
+  project_tokens: 'inference',
+} as const satisfies Record<string, 'governance' | 'inference'>;
+
+export type RateLimitName = keyof typeof RATE_LIMITS;
 
 export function newRequestRecord(): RequestRecord {
   return {
@@ -40,6 +59,7 @@ export function newRequestRecord(): RequestRecord {
     outcome: null,
     errorCode: null,
     resourceId: null,
+    rateLimit: null,
     routeSpan: undefined,
   };
 }
@@ -62,4 +82,10 @@ export function noteCaller(projectId: string, keyId: string): void {
     record.projectId = projectId;
     record.keyId = keyId;
   }
+}
+
+/** Called where a rate limit refuses the request running now (counted once, when it ends). */
+export function noteRateLimited(limit: RateLimitName): void {
+  const record = scope.getStore();
+  if (record) record.rateLimit = limit;
 }

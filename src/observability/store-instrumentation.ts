@@ -6,13 +6,13 @@
  * complete, release) are counted here too, since every background job moves through this port.
  */
 import { SpanKind, SpanStatusCode } from '@opentelemetry/api';
-import type { Histogram } from 'prom-client';
 import type { Store } from '../store/port.js';
 import type { GatewayMetrics } from './metrics.js';
 import { activeSpan, context, startSpan } from './tracing.js';
 
-/** Read-only pool figures an adapter may expose (PostgreSQL does). */
+/** Read-only figures of one connection pool an adapter may expose (PostgreSQL does: `main`, `settle`). */
 export interface PoolStats {
+  pool: string;
   total: number;
   idle: number;
   waiting: number;
@@ -20,7 +20,7 @@ export interface PoolStats {
 }
 
 interface HasPoolStats {
-  poolStats(): PoolStats;
+  poolStats(): PoolStats[];
 }
 
 const SUB_PORTS = ['files', 'jobs', 'batches', 'deferredResponses'] as const;
@@ -37,11 +37,13 @@ export function instrumentStore(store: Store, options: StoreInstrumentation): St
   if (metrics && hasPoolStats(store)) {
     const gauge = metrics.gauge('svc_store_pool_connections');
     metrics.beforeScrape(() => {
-      const stats = store.poolStats();
-      gauge.set({ state: 'total' }, stats.total);
-      gauge.set({ state: 'idle' }, stats.idle);
-      gauge.set({ state: 'waiting' }, stats.waiting);
-      gauge.set({ state: 'max' }, stats.max);
+      for (const stats of store.poolStats()) {
+        const pool = metrics.bounded('pool', stats.pool);
+        gauge.set({ pool, state: 'total' }, stats.total);
+        gauge.set({ pool, state: 'idle' }, stats.idle);
+        gauge.set({ pool, state: 'waiting' }, stats.waiting);
+        gauge.set({ pool, state: 'max' }, stats.max);
+      }
     });
   }
   const subPorts = new Map<string, unknown>();
@@ -54,7 +56,7 @@ export function instrumentStore(store: Store, options: StoreInstrumentation): St
         `${name}.`,
         system,
         options,
-        name === 'jobs' ? jobCounter(metrics) : undefined,
+        name === 'jobs' ? jobCounter(metrics) : resourceJobCounter(name, metrics),
       ),
     );
   }
@@ -72,7 +74,7 @@ function wrap<T extends object>(
   children?: Map<string, unknown>,
 ): T {
   const wrappers = new Map<PropertyKey, unknown>();
-  const duration = options.metrics?.histogram('svc_store_transaction_duration_seconds');
+  const metrics = options.metrics;
   return new Proxy(target, {
     get(object, property) {
       const child = typeof property === 'string' ? children?.get(property) : undefined;
@@ -88,7 +90,7 @@ function wrap<T extends object>(
           `${prefix}${property}`,
           system,
           options.tracing,
-          duration,
+          metrics,
           after,
         );
         wrappers.set(property, wrapper);
@@ -104,11 +106,12 @@ function timed(
   operation: string,
   system: string,
   tracing: boolean,
-  duration: Histogram<string> | undefined,
+  metrics: GatewayMetrics | undefined,
   after: AfterCall | undefined,
 ) {
-  const ok = duration?.labels({ operation, result: 'ok' });
-  const failed = duration?.labels({ operation, result: 'error' });
+  const duration = 'svc_store_transaction_duration_seconds';
+  const ok = metrics?.histogramCell(duration, { operation, result: 'ok' });
+  const failed = metrics?.histogramCell(duration, { operation, result: 'error' });
   return (...args: unknown[]) => {
     const started = performance.now();
     // Store spans only inside a traced request: the reaper's and sweeper's periodic calls would
@@ -184,6 +187,23 @@ function jobCounter(metrics: GatewayMetrics | undefined): AfterCall | undefined 
       default:
         return;
     }
+  };
+}
+
+/**
+ * Batches and deferred responses insert their job in the same transaction as their record (not
+ * through jobs.enqueue): a create that stored a new record enqueued a `batch` or `response` job.
+ */
+function resourceJobCounter(port: string, metrics: GatewayMetrics | undefined): AfterCall | undefined {
+  if (!metrics) return undefined;
+  const kind = port === 'batches' ? 'batch' : port === 'deferredResponses' ? 'response' : undefined;
+  if (kind === undefined) return undefined;
+  const enqueued = metrics.counterCell('svc_background_jobs_total', { kind, state: 'enqueued' });
+  return (operation, _args, result) => {
+    if (operation !== `${port}.create`) return;
+    // batches.create answers an idempotent result: a replay stored nothing.
+    if ((result as { replayed?: boolean } | undefined)?.replayed === true) return;
+    enqueued.inc();
   };
 }
 

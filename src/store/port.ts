@@ -217,6 +217,23 @@ export interface SettleInput {
   settledAt: string;
 }
 
+/** An attempt as one settlement left it: who and what it was, and what the settlement committed. */
+export interface SettledAttempt {
+  projectId: string;
+  keyId: string;
+  runId: string | null;
+  endpoint: string;
+  alias: string;
+  connection: string;
+  profile: string;
+  upstreamModel: string;
+  reservationMicrosUsd: number;
+  /** What the settlement committed (the audit entry's cost). */
+  committedMicrosUsd: number;
+  /** RFC 3339: when the attempt was reserved. */
+  createdAt: string;
+}
+
 export interface AuditEntry {
   sequence: number;
   attemptId: string;
@@ -320,6 +337,12 @@ export interface Store {
   reserve(input: ReserveInput): Promise<void>;
   /** Idempotent per attempt: settling a settled attempt again is a no-op. Writes the audit entry. */
   settle(input: SettleInput): Promise<void>;
+  /**
+   * settle() for attempts held by a background resource (batch, deferred response), in its own
+   * transaction (not group-committed): returns the attempt as this settlement left it, or
+   * undefined when it was settled already (the first settlement wins; nothing was written).
+   */
+  settleAndRead(input: SettleInput): Promise<SettledAttempt | undefined>;
   /** Extends the lease of an attempt still in progress (long streams). */
   renewLease(attemptId: string, leaseExpiresAt: string): Promise<void>;
   /**

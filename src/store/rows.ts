@@ -1,7 +1,7 @@
 /** Row -> domain mappers shared by both adapters (column names are the same in both schemas). */
 import type { SettlementOutcome } from '../ledger/attempt-observer.js';
 import type { NewManagedKey } from './keys-port.js';
-import type { AttemptState, AuditEntry, KeyRecord, Outcome, Run, WorkUnit } from './port.js';
+import type { AttemptState, AuditEntry, KeyRecord, Outcome, Run, SettledAttempt, WorkUnit } from './port.js';
 
 export type Row = Record<string, unknown>;
 
@@ -85,6 +85,23 @@ export function outcomeFromRow(row: Row): Outcome {
     evidenceRef: optionalText(row.evidence_ref),
     evidenceSha256: optionalText(row.evidence_sha256),
     supersedesOutcomeId: optionalText(row.supersedes_outcome_id),
+  };
+}
+
+/** An attempts row (as read before its settlement) and what the settlement committed. */
+export function settledAttemptFromRow(row: Row, committedMicrosUsd: number): SettledAttempt {
+  return {
+    projectId: text(row.project_id),
+    keyId: text(row.key_id),
+    runId: optionalText(row.run_id),
+    endpoint: text(row.endpoint),
+    alias: text(row.alias),
+    connection: text(row.connection),
+    profile: text(row.profile),
+    upstreamModel: text(row.upstream_model),
+    reservationMicrosUsd: Number(row.reservation),
+    committedMicrosUsd,
+    createdAt: text(row.created_at),
   };
 }
 

@@ -109,6 +109,8 @@ const observer: AttemptObserver = {
   fallback(_alias, from, to) {
     heard.fallback.push([from, to]);
   },
+  held() {},
+  settledHeld() {},
   leaseExpired() {},
 };
 

@@ -20,7 +20,7 @@ import type { Config } from '../../config/schema.js';
 import type { Upstreams } from '../../gateway/connections.js';
 import { bindingFor } from '../../gateway/primitive-registry.js';
 import type { JobContext, JobOutcome } from '../../jobs/worker.js';
-import type { AttemptRunner } from '../../ledger/attempt-runner.js';
+import { type AttemptRunner, heldAttempt } from '../../ledger/attempt-runner.js';
 import type { Settlement } from '../../ledger/ledger.js';
 import type { Clock } from '../../lib/clock.js';
 import { newId } from '../../lib/ids.js';
@@ -31,7 +31,6 @@ import type { JobRecord } from '../../store/jobs-port.js';
 import type { Store } from '../../store/port.js';
 import { newIds, payloadKey } from './ids.js';
 import { CHAT_LINES, MESSAGES_LINES } from './lines.js';
-import { heldOf } from './service.js';
 import { buildOutputs } from './translate.js';
 import {
   cancelBatch,
@@ -227,7 +226,7 @@ export class BatchJob {
       outputs.errorLines,
     );
     const now = clock.now();
-    await this.deps.runner.settleHeld(heldOf(finalizing), {
+    await this.deps.runner.settleHeld(heldAttempt(finalizing), {
       outcome: 'completed',
       costMicrosUsd: outputs.costMicrosUsd,
       usage: outputs.usage,
@@ -283,7 +282,7 @@ export class BatchJob {
     outcome: Extract<Settlement['outcome'], 'not_sent' | 'refused_upstream' | 'unknown'>,
     errors: BatchError[] = [{ code, message, param: null, line: null }],
   ): Promise<JobOutcome> {
-    await this.deps.runner.settleHeld(heldOf(batch), {
+    await this.deps.runner.settleHeld(heldAttempt(batch), {
       outcome,
       costMicrosUsd: 0,
       usage: null,

@@ -26,7 +26,7 @@ import { resolveConnection } from '../../gateway/resource-route.js';
 import { checkIdempotencyKey, idempotencyFor } from '../../governance/idempotency.js';
 import { requireModel } from '../../governance/scopes.js';
 import type { Caller } from '../../governance/service.js';
-import type { AttemptRunner, HeldAttempt } from '../../ledger/attempt-runner.js';
+import { type AttemptRunner, heldAttempt } from '../../ledger/attempt-runner.js';
 import type { Settlement } from '../../ledger/ledger.js';
 import type { Clock } from '../../lib/clock.js';
 import { newId } from '../../lib/ids.js';
@@ -57,15 +57,6 @@ export interface CreateBatchCall {
   caller: Caller;
   headers: IncomingHttpHeaders;
   body: unknown;
-}
-
-/** The ledger attempt a batch holds (reserved at creation, settled by the job, a cancel or the sweep). */
-export function heldOf(batch: BatchRecord): HeldAttempt {
-  return {
-    attemptId: batch.attemptId,
-    createdAt: batch.createdAt,
-    leaseExpiresAt: batch.createdAt + BATCH_ATTEMPT_LEASE_MS,
-  };
 }
 
 /** Nothing reached the upstream: 0 committed. */
@@ -259,7 +250,7 @@ export class BatchService {
             cancelledAt: now,
           });
           if (!cancelled) continue;
-          await this.deps.runner.settleHeld(heldOf(batch), notSent('cancelled_before_submission'));
+          await this.deps.runner.settleHeld(heldAttempt(batch), notSent('cancelled_before_submission'));
           await this.deps.objects.delete(batch.projectId, payloadKey(id)).catch(() => false);
           return { body: batchView(cancelled) };
         }
@@ -300,7 +291,7 @@ export class BatchService {
     const due = await store.batches.listExpired(clock.now(), 100);
     for (const batch of due) {
       // Settlement is idempotent: a batch that never finished commits its reservation in full.
-      await this.deps.runner.settleHeld(heldOf(batch), {
+      await this.deps.runner.settleHeld(heldAttempt(batch), {
         outcome: 'unknown',
         costMicrosUsd: 0,
         usage: null,

@@ -22,7 +22,7 @@ import {
   messagesAttemptPlan,
   messagesExchange,
 } from '../../gateway/messages/upstream-attempt.js';
-import type { AttemptRunner } from '../../ledger/attempt-runner.js';
+import { type AttemptRunner, heldAttempt } from '../../ledger/attempt-runner.js';
 import type { Settlement } from '../../ledger/ledger.js';
 import { type Clock, unixSeconds } from '../../lib/clock.js';
 import { canonicalToResponsesResponse } from '../../primitives/responses/outbound-response.js';
@@ -30,7 +30,7 @@ import type { DeferredResponseRecord } from '../../store/deferred-responses-port
 import type { Store } from '../../store/port.js';
 import { canonicalRequestOf } from './any-wire.js';
 import type { AnyWireEnvelope } from './objects.js';
-import { ATTEMPT_LEASE_MS, heldOf } from './service.js';
+import { ATTEMPT_LEASE_MS } from './service.js';
 import { type ReadResult, readUpstreamResult } from './upstream-result.js';
 
 export type AnyWireEnding =
@@ -185,7 +185,7 @@ async function moveTo(
   input: AttemptInput,
   failedSettlement: Settlement,
 ): Promise<Move> {
-  await deps.runner.settleHeld(heldOf(record), failedSettlement);
+  await deps.runner.settleHeld(heldAttempt(record), failedSettlement);
   const plan = messagesAttemptPlan(input);
   let held: Awaited<ReturnType<AttemptRunner['reserveHeld']>>;
   try {

@@ -17,7 +17,7 @@
 import type { Upstreams } from '../../gateway/connections.js';
 import type { MessagesService } from '../../gateway/messages/messages-service.js';
 import type { JobContext, JobOutcome } from '../../jobs/worker.js';
-import type { AttemptRunner } from '../../ledger/attempt-runner.js';
+import { type AttemptRunner, heldAttempt } from '../../ledger/attempt-runner.js';
 import type { Settlement } from '../../ledger/ledger.js';
 import type { Clock } from '../../lib/clock.js';
 import type { ObjectStore } from '../../objects/port.js';
@@ -28,7 +28,6 @@ import { runAnyWire } from './deferred-any-wire.js';
 import { ResponsesExchange } from './exchange.js';
 import { getSealedJson, isAnyWireEnvelope, putSealedJson, resultKey } from './objects.js';
 import type { RunningCalls } from './running-calls.js';
-import { heldOf } from './service.js';
 import type { ReadResult } from './upstream-result.js';
 
 export interface ResponseRunnerDeps {
@@ -175,6 +174,6 @@ export class ResponseRunner {
       return;
     }
     // The updated record: a fallback may have moved the response to another attempt.
-    await this.deps.runner.settleHeld(heldOf(finished), ending.settlement);
+    await this.deps.runner.settleHeld(heldAttempt(finished), ending.settlement);
   }
 }

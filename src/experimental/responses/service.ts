@@ -32,7 +32,7 @@ import { skippedHeader } from '../../gateway/messages/route-plan.js';
 import { messagesAttemptPlan } from '../../gateway/messages/upstream-attempt.js';
 import { targetOn } from '../../gateway/resource-route.js';
 import type { Caller } from '../../governance/service.js';
-import type { AttemptRunner, HeldAttempt } from '../../ledger/attempt-runner.js';
+import { type AttemptRunner, heldAttempt } from '../../ledger/attempt-runner.js';
 import type { AttemptPlan, Settlement } from '../../ledger/ledger.js';
 import { inputTokenBound, type Price, worstCaseCost } from '../../ledger/pricing.js';
 import type { Clock } from '../../lib/clock.js';
@@ -75,15 +75,6 @@ export interface CreateCall {
 export interface ServiceAnswer {
   headers: Record<string, string>;
   body: unknown;
-}
-
-/** The ledger attempt a deferred response holds. */
-export function heldOf(record: DeferredResponseRecord): HeldAttempt {
-  return {
-    attemptId: record.attemptId,
-    createdAt: record.createdAt,
-    leaseExpiresAt: record.createdAt + ATTEMPT_LEASE_MS,
-  };
 }
 
 const settled = (outcome: Settlement['outcome'], errorType: string): Settlement => ({
@@ -241,7 +232,7 @@ export class ResponsesService {
       connection: pinned,
     });
     for (const away of plan.skipped) {
-      this.deps.runner.routedAway(alias.alias, away.connection, away.reasons.join('; '));
+      this.deps.runner.routedAway(alias.alias, away.connection, away.code);
     }
     const planned = plan.eligible[0]!;
     const attemptPlan = messagesAttemptPlan({
@@ -369,7 +360,7 @@ export class ResponsesService {
         case 'queued': {
           const cancelled = await store.deferredResponses.update(id, ['queued'], { status: 'cancelled' });
           if (!cancelled) continue;
-          await this.deps.runner.settleHeld(heldOf(record), CANCELLED_QUEUED);
+          await this.deps.runner.settleHeld(heldAttempt(record), CANCELLED_QUEUED);
           return { headers: {}, body: responseView(cancelled, undefined) };
         }
         case 'in_progress': {
@@ -384,7 +375,7 @@ export class ResponsesService {
           if (!cancelled) continue;
           this.deps.running.abort(id);
           // The updated record: a fallback may have moved the response to another attempt.
-          await this.deps.runner.settleHeld(heldOf(cancelled), CANCELLED_RUNNING);
+          await this.deps.runner.settleHeld(heldAttempt(cancelled), CANCELLED_RUNNING);
           return { headers: {}, body: responseView(cancelled, undefined) };
         }
         case 'completed':
@@ -437,7 +428,7 @@ export class ResponsesService {
       if (ended) {
         this.deps.running.abort(record.id);
         await this.deps.runner.settleHeld(
-          heldOf(ended),
+          heldAttempt(ended),
           record.status === 'queued' ? CANCELLED_QUEUED : EXPIRED_RUNNING,
         );
       }

@@ -25,6 +25,7 @@ import {
   planPortable,
   type RouteMode,
   type RoutePlan,
+  type SkippedTarget,
   skippedHeader,
 } from './route-plan.js';
 import { runMessagesAttempt } from './upstream-attempt.js';
@@ -161,9 +162,9 @@ export class MessagesService {
   async serve(input: ServeInput): Promise<MessagesOutcome> {
     const { request, mode } = input;
     const { alias, plan, inputBoundTokens } = this.route(input);
-    const skipped = [...plan.skipped];
+    const skipped: SkippedTarget[] = [...plan.skipped];
     const { runner } = this.deps;
-    for (const away of plan.skipped) runner.routedAway(alias.alias, away.connection, away.reasons.join('; '));
+    for (const away of plan.skipped) runner.routedAway(alias.alias, away.connection, away.code);
     let lastError: GatewayError | undefined;
     let failedOn: string | undefined;
     for (const planned of plan.eligible) {

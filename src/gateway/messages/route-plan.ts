@@ -10,6 +10,7 @@ import {
   nativeRejections,
   portableSkipReasons,
   presentFields,
+  type SkipCode,
 } from '../../catalogue/eligibility.js';
 import { GatewayError } from '../../errors/gateway-error.js';
 import type { ModelAlias, ModelTarget } from '../connections.js';
@@ -27,10 +28,15 @@ export interface SkippedTarget {
   reasons: string[];
 }
 
+/** A target portable routing skipped: its reasons, and the first one's code (for metrics). */
+export interface RoutedAway extends SkippedTarget {
+  code: SkipCode;
+}
+
 export interface RoutePlan {
   mode: RouteMode;
   eligible: PlannedTarget[];
-  skipped: SkippedTarget[];
+  skipped: RoutedAway[];
   /** vendora-beta tokens to forward (native mode, accepted by the connection). */
   betaTokens: string[];
 }
@@ -60,15 +66,24 @@ export function planPortable(
   }
   const fields = presentFields(request);
   const eligible: PlannedTarget[] = [];
-  const skipped: SkippedTarget[] = [];
+  const skipped: RoutedAway[] = [];
   for (const target of alias.targets) {
     const binding = bindingFor(target.connection.row);
     const reasons = portableSkipReasons(request, fields, target.connection.row, binding.cannotCarry);
     if (providerTools.length > 0 && !target.connection.providerExecutedTools) {
-      reasons.push(`provider-executed tools (${providerTools.join(', ')}) not declared by the connection`);
+      reasons.push({
+        code: 'provider_tools',
+        detail: `provider-executed tools (${providerTools.join(', ')}) not declared by the connection`,
+      });
     }
-    if (reasons.length === 0) eligible.push({ target, binding });
-    else skipped.push({ connection: target.connection.name, reasons });
+    const [first] = reasons;
+    if (!first) eligible.push({ target, binding });
+    else
+      skipped.push({
+        connection: target.connection.name,
+        code: first.code,
+        reasons: reasons.map((reason) => reason.detail),
+      });
   }
   if (eligible.length === 0) {
     const detail = skipped.map((skip) => `${skip.connection}: ${skip.reasons.join('; ')}`).join(' | ');

@@ -404,6 +404,66 @@ export function defineStoreContract(name: string, open: () => Promise<StoreHarne
         });
       });
 
+      it('settleAndRead: the first settlement answers the attempt as it left it, a later one nothing', async () => {
+        const id = await run(await workUnit(), 1000);
+        const settledOnce = newId('att');
+        const unknown = newId('att');
+        await reserve(id, 400, T0, settledOnce);
+        await reserve(id, 300, T0, unknown);
+        const input = {
+          usage: null,
+          httpStatus: null,
+          durationMs: 7,
+          settledAt: iso(1000),
+        };
+        const first = await store.settleAndRead({
+          ...input,
+          attemptId: settledOnce,
+          state: 'settled',
+          outcome: 'completed',
+          costMicrosUsd: 123,
+        });
+        expect(first).toEqual({
+          projectId: PROJECT,
+          keyId: 'key_a',
+          runId: id,
+          endpoint: '/v1/messages',
+          alias: 'demo',
+          connection: 'sim',
+          profile: 'vendora.messages.2023-06-01',
+          upstreamModel: 'sim-1',
+          reservationMicrosUsd: 400,
+          committedMicrosUsd: 123,
+          createdAt: iso(),
+        });
+        expect(
+          await store.settleAndRead({
+            ...input,
+            attemptId: settledOnce,
+            state: 'unknown',
+            outcome: 'unknown',
+            costMicrosUsd: 0,
+          }),
+        ).toBeUndefined();
+        const whole = await store.settleAndRead({
+          ...input,
+          attemptId: unknown,
+          state: 'unknown',
+          outcome: 'cancelled_running',
+          costMicrosUsd: 0,
+        });
+        expect(whole?.committedMicrosUsd).toBe(300);
+        const audit = await store.listAudit({ runId: id, limit: 10 });
+        expect(audit.map((entry) => [entry.attemptId, entry.costMicrosUsd])).toEqual([
+          [settledOnce, 123],
+          [unknown, 300],
+        ]);
+        expect(await store.getRun(PROJECT, id)).toMatchObject({
+          committedMicrosUsd: 423,
+          reservedMicrosUsd: 0,
+        });
+      });
+
       it('commits the whole reservation of an unknown attempt and releases a certain non-call', async () => {
         const id = await run(await workUnit(), 1000);
         const unknown = newId('att');

@@ -18,8 +18,8 @@
 import type pg from 'pg';
 import { type CounterKey, counterKeys, recordedCounters } from '../../ledger/spend-caps.js';
 import { counterSettlements } from '../cap-tally.js';
-import type { ReserveInput, SettleInput } from '../port.js';
-import { type Row, runFromRow } from '../rows.js';
+import type { ReserveInput, SettledAttempt, SettleInput } from '../port.js';
+import { type Row, runFromRow, settledAttemptFromRow } from '../rows.js';
 import { reserveFailure, settlementAmounts } from '../rules.js';
 import { addReservationsIn, prepareCapsIn, settleCountersIn } from './caps.js';
 
@@ -130,13 +130,20 @@ async function settleLocked(client: pg.PoolClient, attempt: Row, input: SettleIn
   return { counters: recordedCounters(attempt.cap_counters), reservation, commit: amounts.commit };
 }
 
-/** Idempotent: an attempt already settled (or unknown) is left alone. */
-export async function settleIn(client: pg.PoolClient, input: SettleInput): Promise<void> {
+/**
+ * Idempotent: an attempt already settled (or unknown) is left alone (undefined). Otherwise the
+ * attempt as this settlement left it.
+ */
+export async function settleIn(
+  client: pg.PoolClient,
+  input: SettleInput,
+): Promise<SettledAttempt | undefined> {
   const found = await client.query<Row>('SELECT * FROM attempts WHERE id = $1 FOR UPDATE', [input.attemptId]);
   const attempt = found.rows[0];
-  if (attempt?.state !== 'reserved') return;
+  if (attempt?.state !== 'reserved') return undefined;
   const caps = await settleLocked(client, attempt, input);
   await settleCountersIn(client, counterSettlements([caps]));
+  return settledAttemptFromRow(attempt, caps.commit);
 }
 
 export async function renewLeaseIn(

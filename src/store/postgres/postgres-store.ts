@@ -28,6 +28,7 @@ import type {
   ReportOutcomeInput,
   ReserveInput,
   Run,
+  SettledAttempt,
   SettleInput,
   Store,
   WorkUnit,
@@ -152,7 +153,9 @@ export class PostgresStore implements Store {
         this.batchOrEach(
           inputs,
           (client) => settleBatch(client, inputs),
-          (input) => this.transaction((client) => settleIn(client, input), READ_COMMITTED, 'settle'),
+          async (input) => {
+            await this.transaction((client) => settleIn(client, input), READ_COMMITTED, 'settle');
+          },
           'settle',
         ),
       SETTLE_BATCHES_IN_FLIGHT,
@@ -304,14 +307,16 @@ export class PostgresStore implements Store {
   }
 
   /** Read-only pool figures for metrics (observability/store-instrumentation.ts). */
-  poolStats(): { total: number; idle: number; waiting: number; max: number } {
-    const pool = this.pool;
-    return {
+  /** Both pools' figures (metrics read them at scrape time): `main` for everything, `settle` for settlements and renewals. */
+  poolStats(): Array<{ pool: string; total: number; idle: number; waiting: number; max: number }> {
+    const figures = (pool: pg.Pool, name: string) => ({
+      pool: name,
       total: pool.totalCount,
       idle: pool.idleCount,
       waiting: pool.waitingCount,
-      max: this.options.poolMax ?? 10,
-    };
+      max: pool.options.max ?? 10,
+    });
+    return [figures(this.pool, 'main'), figures(this.settlePool, 'settle')];
   }
 
   async close(): Promise<void> {
@@ -504,6 +509,11 @@ export class PostgresStore implements Store {
   /** Group commit on the settlement pool: a settlement never waits behind new reservations. */
   async settle(input: SettleInput): Promise<void> {
     await this.settlements.submit(input);
+  }
+
+  /** One transaction on the settlement pool (background settlements are few). */
+  async settleAndRead(input: SettleInput): Promise<SettledAttempt | undefined> {
+    return this.transaction((client) => settleIn(client, input), READ_COMMITTED, 'settle');
   }
 
   async renewLease(attemptId: string, leaseExpiresAt: string): Promise<void> {

@@ -27,12 +27,21 @@ import type {
   ReportOutcomeInput,
   ReserveInput,
   Run,
+  SettledAttempt,
   SettleInput,
   Store,
   WorkUnit,
   WorkUnitView,
 } from '../port.js';
-import { auditFromRow, keyFromRow, outcomeFromRow, type Row, runFromRow, workUnitFromRow } from '../rows.js';
+import {
+  auditFromRow,
+  keyFromRow,
+  outcomeFromRow,
+  type Row,
+  runFromRow,
+  settledAttemptFromRow,
+  workUnitFromRow,
+} from '../rows.js';
 import {
   idempotencyConflict,
   nextRevision,
@@ -586,7 +595,13 @@ export class SqliteStore implements Store {
   }
 
   async settle(input: SettleInput): Promise<void> {
-    return this.groupCommit(() => this.settleInTransaction(input));
+    return this.groupCommit(() => {
+      this.settleInTransaction(input);
+    });
+  }
+
+  async settleAndRead(input: SettleInput): Promise<SettledAttempt | undefined> {
+    return this.transaction(() => this.settleInTransaction(input));
   }
 
   /**
@@ -628,9 +643,10 @@ export class SqliteStore implements Store {
     });
   }
 
-  private settleInTransaction(input: SettleInput): void {
+  /** Settles a reserved attempt; undefined (nothing written) when it is settled already. */
+  private settleInTransaction(input: SettleInput): SettledAttempt | undefined {
     const attempt = this.sql('SELECT * FROM attempts WHERE id = ?').get(input.attemptId) as Row | undefined;
-    if (attempt?.state !== 'reserved') return;
+    if (attempt?.state !== 'reserved') return undefined;
     const reservation = Number(attempt.reservation);
     const amounts = settlementAmounts(input.state, reservation, input.costMicrosUsd);
     if (attempt.run_id !== null) {
@@ -681,6 +697,7 @@ export class SqliteStore implements Store {
       attempt.created_at,
       input.settledAt,
     );
+    return settledAttemptFromRow(attempt, amounts.commit);
   }
 
   async renewLease(attemptId: string, leaseExpiresAt: string): Promise<void> {
