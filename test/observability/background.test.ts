@@ -6,6 +6,9 @@
  * attempt reserved by one replica and settled by another is reported by the one that settled it,
  * with the labels stored with the attempt.
  */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import OpenAI, { toFile } from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AttemptRunner, heldAttempt } from '../../src/ledger/attempt-runner.js';
@@ -29,13 +32,17 @@ function startGateway(
   observability: Observability,
   store: StoreKind = 'sqlite',
   databaseUrl?: string,
+  objectsPath?: string,
 ): Promise<TestGateway> {
+  const config = deferredConfig(sim.url);
+  // Replicas share one object folder, as they share one bucket in production.
+  if (objectsPath) config.objects = { ...(config.objects as object), path: objectsPath };
   return startTestGateway({
     store,
     ...(databaseUrl ? { databaseUrl } : {}),
     observability,
     environment: { SVC_TEST_SEALING_KEY: SEALING_KEY },
-    config: { ...deferredConfig(sim.url), jobs: JOBS },
+    config: { ...config, jobs: JOBS },
   });
 }
 
@@ -283,13 +290,14 @@ describe('background attempts in the metrics (PostgreSQL, two replicas)', () => 
     const sim = await startSimulator();
     const first = createObservability({ metrics: true, tracing: false });
     const second = createObservability({ metrics: true, tracing: false });
+    const objects = mkdtempSync(join(tmpdir(), 'svc-bg-objects-'));
     let replicaA: TestGateway | undefined;
     let replicaB: TestGateway | undefined;
     try {
-      replicaA = await startGateway(sim, first, 'postgres', database.url);
-      replicaB = await startGateway(sim, second, 'postgres', database.url);
+      replicaA = await startGateway(sim, first, 'postgres', database.url, objects);
+      replicaB = await startGateway(sim, second, 'postgres', database.url, objects);
       const key = await replicaA.key('prj_a');
-      sim.setBehaviour({ latencyMs: 1500 }, { model: 'sim-slow' });
+      sim.setBehaviour({ latencyMs: 10_000 }, { model: 'sim-slow' });
       const created = await call(replicaA.url, 'POST', '/v1/responses', {
         key,
         body: { model: 'resp-slow', input: 'hello', max_output_tokens: 32, background: true },
@@ -300,7 +308,7 @@ describe('background attempts in the metrics (PostgreSQL, two replicas)', () => 
         (value) => value.status === 'in_progress',
       );
       const cancelled = await call(replicaB.url, 'POST', `/v1/responses/${created.body.id}/cancel`, { key });
-      expect(cancelled.body.status).toBe('cancelled');
+      expect(cancelled.body.status, JSON.stringify(cancelled.body)).toBe('cancelled');
       const audit = await replicaB.store.listAudit({ limit: 100 });
       expect(audit).toHaveLength(1);
       const [entry] = audit as [AuditEntry];
@@ -342,6 +350,7 @@ describe('background attempts in the metrics (PostgreSQL, two replicas)', () => 
       await replicaB?.close();
       await sim.close();
       await database.drop();
+      rmSync(objects, { recursive: true, force: true });
     }
   }, 60_000);
 });
