@@ -7,6 +7,8 @@
  *   BENCH_POSTGRES_URL=postgres://postgres@127.0.0.1:5432/postgres (admin URL; a throw-away
  *   database is created and dropped; the PostgreSQL part is skipped when it does not answer)
  *   BENCH_PROFILE_DIR=/tmp/prof (the SQLite gateway writes a --cpu-prof there)
+ *   BENCH_ONLY=c64,c1,first_token (measure only these groups of c64, chat, c1, streams, first_token,
+ *   pg; prints the measured figures as JSON instead of the table: for iterating, not for README)
  *
  * Layout on a 2-core machine: every gateway and the bare pass-through pinned to core 1; the
  * simulator (latency 0) and the load generator on core 0. 1 KB requests, max_tokens 256, streams
@@ -39,6 +41,8 @@ const ADMIN_URL = process.env.BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0
 const TEXT = 'The quick brown fox jumps over the lazy dog. '.repeat(21);
 const body = (stream: boolean, model = 'bench') =>
   JSON.stringify({ model, max_tokens: 256, stream, messages: [{ role: 'user', content: TEXT }] });
+const ONLY = process.env.BENCH_ONLY?.split(',');
+const want = (group: string) => !ONLY || ONLY.includes(group);
 const PRICE = '{ input_per_mtok_micros: 3000000, output_per_mtok_micros: 15000000 }';
 
 function config(folder: string, name: string, port: number, simulatorPort: number, store: string): string {
@@ -180,70 +184,82 @@ async function measureOnce(world: World): Promise<Figures> {
   const sqliteUrl = `${sqlite.url}/v1/messages`;
   const sqliteRun = world.sqliteRun;
   const figures: Figures = {} as Figures;
-  figures.bare_c64 = await load({
-    url: bareUrl,
-    headers: PLAIN,
-    body: body(false),
-    connections: 64,
-    pids: [bare.pid],
-  });
-  figures.sqlite_c64 = await load({
-    url: sqliteUrl,
-    headers: callHeaders(sqlite, sqliteRun),
-    body: body(false),
-    connections: 64,
-    pids: [sqlite.process.pid],
-  });
-  figures.chat_c64 = await load({
-    url: sqliteUrl,
-    headers: callHeaders(sqlite, sqliteRun),
-    body: body(false, 'bench-chat'),
-    connections: 64,
-    pids: [sqlite.process.pid],
-  });
-  figures.direct_c1 = await sequentialLatency(`${directUrl}/v1/messages`, PLAIN, body(false), SAMPLES);
-  figures.bare_c1 = await sequentialLatency(bareUrl, PLAIN, body(false), SAMPLES);
-  figures.sqlite_c1 = await sequentialLatency(
-    sqliteUrl,
-    callHeaders(sqlite, sqliteRun),
-    body(false),
-    SAMPLES,
-  );
-  figures.chat_c1 = await sequentialLatency(
-    sqliteUrl,
-    callHeaders(sqlite, sqliteRun),
-    body(false, 'bench-chat'),
-    SAMPLES,
-  );
-  figures.streams_sqlite_c16 = await load({
-    url: sqliteUrl,
-    headers: callHeaders(sqlite, sqliteRun),
-    body: body(true),
-    connections: 16,
-    pids: [sqlite.process.pid],
-  });
-  figures.streams_bare_c16 = await load({
-    url: bareUrl,
-    headers: PLAIN,
-    body: body(true),
-    connections: 16,
-    pids: [bare.pid],
-  });
+  if (want('c64'))
+    figures.bare_c64 = await load({
+      url: bareUrl,
+      headers: PLAIN,
+      body: body(false),
+      connections: 64,
+      pids: [bare.pid],
+    });
+  if (want('c64'))
+    figures.sqlite_c64 = await load({
+      url: sqliteUrl,
+      headers: callHeaders(sqlite, sqliteRun),
+      body: body(false),
+      connections: 64,
+      pids: [sqlite.process.pid],
+    });
+  if (want('chat'))
+    figures.chat_c64 = await load({
+      url: sqliteUrl,
+      headers: callHeaders(sqlite, sqliteRun),
+      body: body(false, 'bench-chat'),
+      connections: 64,
+      pids: [sqlite.process.pid],
+    });
+  if (want('c1')) {
+    figures.direct_c1 = await sequentialLatency(`${directUrl}/v1/messages`, PLAIN, body(false), SAMPLES);
+    figures.bare_c1 = await sequentialLatency(bareUrl, PLAIN, body(false), SAMPLES);
+  }
+  if (want('c1'))
+    figures.sqlite_c1 = await sequentialLatency(
+      sqliteUrl,
+      callHeaders(sqlite, sqliteRun),
+      body(false),
+      SAMPLES,
+    );
+  if (want('chat'))
+    figures.chat_c1 = await sequentialLatency(
+      sqliteUrl,
+      callHeaders(sqlite, sqliteRun),
+      body(false, 'bench-chat'),
+      SAMPLES,
+    );
+  if (want('streams'))
+    figures.streams_sqlite_c16 = await load({
+      url: sqliteUrl,
+      headers: callHeaders(sqlite, sqliteRun),
+      body: body(true),
+      connections: 16,
+      pids: [sqlite.process.pid],
+    });
+  if (want('streams'))
+    figures.streams_bare_c16 = await load({
+      url: bareUrl,
+      headers: PLAIN,
+      body: body(true),
+      connections: 16,
+      pids: [bare.pid],
+    });
   const tokenSamples = Math.max(100, Math.floor(SAMPLES / 10));
-  figures.first_token_direct = await firstTokenLatency(
-    `${directUrl}/v1/messages`,
-    PLAIN,
-    body(true),
-    tokenSamples,
-  );
-  figures.first_token_bare = await firstTokenLatency(bareUrl, PLAIN, body(true), tokenSamples);
-  figures.first_token_sqlite = await firstTokenLatency(
-    sqliteUrl,
-    callHeaders(sqlite, sqliteRun),
-    body(true),
-    tokenSamples,
-  );
-  if (postgres && replica) {
+  if (want('first_token')) {
+    figures.first_token_direct = await firstTokenLatency(
+      `${directUrl}/v1/messages`,
+      PLAIN,
+      body(true),
+      tokenSamples,
+    );
+    figures.first_token_bare = await firstTokenLatency(bareUrl, PLAIN, body(true), tokenSamples);
+  }
+  if (want('first_token'))
+    figures.first_token_sqlite = await firstTokenLatency(
+      sqliteUrl,
+      callHeaders(sqlite, sqliteRun),
+      body(true),
+      tokenSamples,
+    );
+  if (postgres && replica && want('pg')) {
     const pgUrl = `${postgres.url}/v1/messages`;
     figures.pg_no_run_c64 = await load({
       url: pgUrl,
@@ -326,7 +342,7 @@ function medianFigures(all: Figures[]): Figures {
 async function main() {
   const folder = mkdtempSync(join(tmpdir(), 'svc-bench-'));
   const stops: Array<() => Promise<void>> = [];
-  const database = await postgresDatabase();
+  const database = want('pg') ? await postgresDatabase() : undefined;
   try {
     const simulatorPort = await freePort();
     const simulator = await start(
@@ -396,7 +412,8 @@ async function main() {
     await load({ url: `${world.bare.url}/v1/messages`, headers: PLAIN, body: body(false), connections: 64 });
     const all: Figures[] = [];
     for (let round = 0; round < REPEAT; round++) all.push(await measureOnce(world));
-    report(medianFigures(all), { seconds: DURATION, samples: SAMPLES, repeat: REPEAT });
+    if (ONLY) process.stdout.write(`${JSON.stringify(medianFigures(all), null, 1)}\n`);
+    else report(medianFigures(all), { seconds: DURATION, samples: SAMPLES, repeat: REPEAT });
   } finally {
     for (const stop of stops.reverse()) await stop();
     await database?.drop().catch(() => undefined);
