@@ -83,8 +83,9 @@ export class SqliteStore implements Store {
   }> = [];
   /** A group-commit flush is scheduled for this turn of the event loop. */
   private ledgerTurnScheduled = false;
-  /** Items in the last group commit: a lone one lets the next write commit without waiting a turn. */
-  private lastLedgerBatch = 0;
+  /** Ledger writes of the current turn, and of the last one (one alone: the next commits at once). */
+  private ledgerTurnWrites = 0;
+  private lastTurnWrites = 0;
   /** One transaction wrapper for every write (creating one per call costs more than a small write). */
   private readonly inTransaction: Database.Transaction<(work: () => unknown) => unknown>;
   readonly files: SqliteFilesRepository;
@@ -602,21 +603,25 @@ export class SqliteStore implements Store {
    * the effect of the ones before it, so admission stays exact; an item refused by a rule (budget,
    * closed Run) has written nothing; every promise resolves after the commit.
    *
-   * A write arriving alone (no flush scheduled this turn, and the last group held one item: the
-   * process is not under concurrent load) commits at once instead of waiting a turn, so a call at
+   * A write arriving alone (the first of its turn, and the last turn had a single write: the process
+   * is not under concurrent load) commits at once instead of waiting a turn, so a call at
    * concurrency 1 does not pay the hop; the writes that follow it in the same turn still wait for
-   * the turn's flush, so under load every turn keeps committing as one group.
+   * the turn's flush, and once a turn has seen two or more, every write of the next waits for it:
+   * under load each turn commits as one group.
    */
   private groupCommit(work: () => void): Promise<void> {
     return new Promise((resolve, reject) => {
       this.ledgerQueue.push({ work, resolve, reject });
+      this.ledgerTurnWrites++;
       if (this.ledgerTurnScheduled) return;
       this.ledgerTurnScheduled = true;
       setImmediate(() => {
         this.ledgerTurnScheduled = false;
-        if (this.ledgerQueue.length > 0) this.flushLedgerQueue();
+        this.lastTurnWrites = this.ledgerTurnWrites;
+        this.ledgerTurnWrites = 0;
+        this.flushLedgerQueue();
       });
-      if (this.lastLedgerBatch <= 1) this.flushLedgerQueue();
+      if (this.lastTurnWrites <= 1) this.flushLedgerQueue();
     });
   }
 
@@ -637,7 +642,6 @@ export class SqliteStore implements Store {
 
   private commitLedgerBatch(): void {
     const batch = this.ledgerQueue.splice(0);
-    this.lastLedgerBatch = batch.length;
     const failures = new Map<number, unknown>();
     try {
       this.transaction(() => {
