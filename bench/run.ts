@@ -7,11 +7,13 @@
  *   BENCH_POSTGRES_URL=postgres://postgres@127.0.0.1:5432/postgres (admin URL; a throw-away
  *   database is created and dropped; the PostgreSQL part is skipped when it does not answer)
  *   BENCH_PROFILE_DIR=/tmp/prof (the SQLite gateway writes a --cpu-prof there)
- *   BENCH_ONLY=streams (only the c16 stream loads, gateway on SQLite and bare, alternated
+ *   BENCH_ONLY=streams alone (only the c16 stream loads, gateway on SQLite and bare, alternated
  *   BENCH_REPEAT times; no PostgreSQL: a fast loop for the stream path)
  *   BENCH_COMPARE_DIST=/path/to/other/dist (with BENCH_ONLY=streams: instead, a second SQLite
  *   gateway built from another checkout and this one take BENCH_REPEAT short turns of c16 streams:
  *   before/after on a busy machine)
+ *   BENCH_ONLY=c64,c1,first_token,... (measure only these groups of c64, chat, c1, streams, first_token,
+ *   pg; prints the measured figures as JSON instead of the table: for iterating, not for README)
  *
  * Layout on a 2-core machine: every gateway and the bare pass-through pinned to core 1; the
  * simulator (latency 0) and the load generator on core 0. 1 KB requests, max_tokens 256, streams
@@ -40,11 +42,14 @@ import { type Figures, report } from './report.js';
 
 const SAMPLES = Number(process.env.BENCH_SAMPLES ?? 3000);
 const REPEAT = Number(process.env.BENCH_REPEAT ?? 1);
-const ONLY = process.env.BENCH_ONLY;
+/** BENCH_ONLY=streams alone: the alternating stream loop below, not the grouped figures. */
+const STREAMS_ONLY = process.env.BENCH_ONLY === 'streams';
 const ADMIN_URL = process.env.BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const TEXT = 'The quick brown fox jumps over the lazy dog. '.repeat(21);
 const body = (stream: boolean, model = 'bench') =>
   JSON.stringify({ model, max_tokens: 256, stream, messages: [{ role: 'user', content: TEXT }] });
+const ONLY = process.env.BENCH_ONLY?.split(',');
+const want = (group: string) => !ONLY || ONLY.includes(group);
 const PRICE = '{ input_per_mtok_micros: 3000000, output_per_mtok_micros: 15000000 }';
 
 function config(folder: string, name: string, port: number, simulatorPort: number, store: string): string {
@@ -182,70 +187,82 @@ async function measureOnce(world: World): Promise<Figures> {
   const sqliteUrl = `${sqlite.url}/v1/messages`;
   const sqliteRun = world.sqliteRun;
   const figures: Figures = {} as Figures;
-  figures.bare_c64 = await load({
-    url: bareUrl,
-    headers: PLAIN,
-    body: body(false),
-    connections: 64,
-    pids: [bare.pid],
-  });
-  figures.sqlite_c64 = await load({
-    url: sqliteUrl,
-    headers: callHeaders(sqlite, sqliteRun),
-    body: body(false),
-    connections: 64,
-    pids: [sqlite.process.pid],
-  });
-  figures.chat_c64 = await load({
-    url: sqliteUrl,
-    headers: callHeaders(sqlite, sqliteRun),
-    body: body(false, 'bench-chat'),
-    connections: 64,
-    pids: [sqlite.process.pid],
-  });
-  figures.direct_c1 = await sequentialLatency(`${directUrl}/v1/messages`, PLAIN, body(false), SAMPLES);
-  figures.bare_c1 = await sequentialLatency(bareUrl, PLAIN, body(false), SAMPLES);
-  figures.sqlite_c1 = await sequentialLatency(
-    sqliteUrl,
-    callHeaders(sqlite, sqliteRun),
-    body(false),
-    SAMPLES,
-  );
-  figures.chat_c1 = await sequentialLatency(
-    sqliteUrl,
-    callHeaders(sqlite, sqliteRun),
-    body(false, 'bench-chat'),
-    SAMPLES,
-  );
-  figures.streams_sqlite_c16 = await load({
-    url: sqliteUrl,
-    headers: callHeaders(sqlite, sqliteRun),
-    body: body(true),
-    connections: 16,
-    pids: [sqlite.process.pid],
-  });
-  figures.streams_bare_c16 = await load({
-    url: bareUrl,
-    headers: PLAIN,
-    body: body(true),
-    connections: 16,
-    pids: [bare.pid],
-  });
+  if (want('c64'))
+    figures.bare_c64 = await load({
+      url: bareUrl,
+      headers: PLAIN,
+      body: body(false),
+      connections: 64,
+      pids: [bare.pid],
+    });
+  if (want('c64'))
+    figures.sqlite_c64 = await load({
+      url: sqliteUrl,
+      headers: callHeaders(sqlite, sqliteRun),
+      body: body(false),
+      connections: 64,
+      pids: [sqlite.process.pid],
+    });
+  if (want('chat'))
+    figures.chat_c64 = await load({
+      url: sqliteUrl,
+      headers: callHeaders(sqlite, sqliteRun),
+      body: body(false, 'bench-chat'),
+      connections: 64,
+      pids: [sqlite.process.pid],
+    });
+  if (want('c1')) {
+    figures.direct_c1 = await sequentialLatency(`${directUrl}/v1/messages`, PLAIN, body(false), SAMPLES);
+    figures.bare_c1 = await sequentialLatency(bareUrl, PLAIN, body(false), SAMPLES);
+  }
+  if (want('c1'))
+    figures.sqlite_c1 = await sequentialLatency(
+      sqliteUrl,
+      callHeaders(sqlite, sqliteRun),
+      body(false),
+      SAMPLES,
+    );
+  if (want('chat'))
+    figures.chat_c1 = await sequentialLatency(
+      sqliteUrl,
+      callHeaders(sqlite, sqliteRun),
+      body(false, 'bench-chat'),
+      SAMPLES,
+    );
+  if (want('streams'))
+    figures.streams_sqlite_c16 = await load({
+      url: sqliteUrl,
+      headers: callHeaders(sqlite, sqliteRun),
+      body: body(true),
+      connections: 16,
+      pids: [sqlite.process.pid],
+    });
+  if (want('streams'))
+    figures.streams_bare_c16 = await load({
+      url: bareUrl,
+      headers: PLAIN,
+      body: body(true),
+      connections: 16,
+      pids: [bare.pid],
+    });
   const tokenSamples = Math.max(100, Math.floor(SAMPLES / 10));
-  figures.first_token_direct = await firstTokenLatency(
-    `${directUrl}/v1/messages`,
-    PLAIN,
-    body(true),
-    tokenSamples,
-  );
-  figures.first_token_bare = await firstTokenLatency(bareUrl, PLAIN, body(true), tokenSamples);
-  figures.first_token_sqlite = await firstTokenLatency(
-    sqliteUrl,
-    callHeaders(sqlite, sqliteRun),
-    body(true),
-    tokenSamples,
-  );
-  if (postgres && replica) {
+  if (want('first_token')) {
+    figures.first_token_direct = await firstTokenLatency(
+      `${directUrl}/v1/messages`,
+      PLAIN,
+      body(true),
+      tokenSamples,
+    );
+    figures.first_token_bare = await firstTokenLatency(bareUrl, PLAIN, body(true), tokenSamples);
+  }
+  if (want('first_token'))
+    figures.first_token_sqlite = await firstTokenLatency(
+      sqliteUrl,
+      callHeaders(sqlite, sqliteRun),
+      body(true),
+      tokenSamples,
+    );
+  if (postgres && replica && want('pg')) {
     const pgUrl = `${postgres.url}/v1/messages`;
     figures.pg_no_run_c64 = await load({
       url: pgUrl,
@@ -404,7 +421,7 @@ function medianFigures(all: Figures[]): Figures {
 async function main() {
   const folder = mkdtempSync(join(tmpdir(), 'svc-bench-'));
   const stops: Array<() => Promise<void>> = [];
-  const database = ONLY === 'streams' ? undefined : await postgresDatabase();
+  const database = !STREAMS_ONLY && want('pg') ? await postgresDatabase() : undefined;
   try {
     const simulatorPort = await freePort();
     const simulator = await start(
@@ -440,7 +457,7 @@ async function main() {
       simulatorUrl,
     };
     const compareDist = process.env.BENCH_COMPARE_DIST;
-    if (ONLY === 'streams' && compareDist) {
+    if (STREAMS_ONLY && compareDist) {
       world.compare = await startGateway(
         join(folder, 'compare'),
         'compare',
@@ -479,7 +496,7 @@ async function main() {
           : gateway === world.compare
             ? world.compareRun
             : world.pgRuns[0];
-      if (ONLY !== 'streams')
+      if (!STREAMS_ONLY)
         await load({
           url: `${gateway.url}/v1/messages`,
           headers: callHeaders(gateway, runId),
@@ -494,14 +511,15 @@ async function main() {
       });
     }
     await load({ url: `${world.bare.url}/v1/messages`, headers: PLAIN, body: body(false), connections: 64 });
-    if (ONLY === 'streams') {
+    if (STREAMS_ONLY) {
       if (world.compare) await compareStreams(world, world.compare, world.compareRun!);
       else await measureStreams(world);
       return;
     }
     const all: Figures[] = [];
     for (let round = 0; round < REPEAT; round++) all.push(await measureOnce(world));
-    report(medianFigures(all), { seconds: DURATION, samples: SAMPLES, repeat: REPEAT });
+    if (ONLY) process.stdout.write(`${JSON.stringify(medianFigures(all), null, 1)}\n`);
+    else report(medianFigures(all), { seconds: DURATION, samples: SAMPLES, repeat: REPEAT });
   } finally {
     for (const stop of stops.reverse()) await stop();
     await database?.drop().catch(() => undefined);

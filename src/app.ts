@@ -64,8 +64,11 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     forceCloseConnections: 'idle',
   });
   applyIdlePolicy(app.server, deps.config.listen.timeouts);
-  app.addHook('onRequest', async (request, reply) => {
+  // Per-request hooks take a callback rather than returning a promise: one allocation and one
+  // microtask fewer per hook per request (docs/performance.md).
+  app.addHook('onRequest', (request, reply, done) => {
     reply.header('request-id', request.id);
+    done();
   });
   const observability = deps.observability ?? noObservability;
   registerObservabilityHooks(app, observability);
@@ -91,9 +94,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   registerResponsesRoutes(app, { authenticator, responses: services.responses });
   registerBatchesRoutes(app, { authenticator, batches: services.batches });
   registerModelsRoutes(app, services);
-  app.addHook('onSend', async (request, reply, payload) => {
+  app.addHook('onSend', (request, reply, payload, done) => {
     if (reply.statusCode === 409 && DEFERRED_PATHS.test(request.url)) reply.header('x-should-retry', 'false');
-    return payload;
+    done(null, payload);
   });
   // The worker runs only while the app listens (the gateway server, end-to-end tests); an app that
   // is only built (inject tests) runs no background work. It stops before the store closes.

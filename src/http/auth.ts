@@ -1,7 +1,7 @@
 /**
  * Gateway Key authentication. The key arrives in `x-api-key` or `Authorization: Bearer`; both
- * present and different fails. Secrets are hashed (SHA-256) before lookup and never logged or
- * forwarded.
+ * present and different fails. Secrets are hashed (SHA-256) before the store lookup and never
+ * logged or forwarded.
  *
  * Staleness bound (docs/configuration.md `auth.key_cache_ms`, default 2000 ms): a replica trusts a
  * looked-up key for at most key_cache_ms, so a revocation made anywhere takes effect on every
@@ -58,6 +58,10 @@ interface CacheEntry {
 }
 
 export class Authenticator {
+  /**
+   * Keyed by the presented secret (held in memory only, like the request's own headers), so a
+   * cached key costs a map lookup instead of a SHA-256 per request; the store is asked by hash.
+   */
   private readonly cache = new Map<string, CacheEntry>();
   /** Lookups in flight: a burst of requests with an expired entry asks the store once, not once each. */
   private readonly lookups = new Map<string, Promise<KeyRecord | undefined>>();
@@ -69,10 +73,11 @@ export class Authenticator {
   ) {}
 
   async authenticate(headers: IncomingHttpHeaders): Promise<Caller> {
-    const hash = hashSecret(presentedSecret(headers));
+    const secret = presentedSecret(headers);
     const now = this.clock.now();
-    let entry = this.cache.get(hash);
+    let entry = this.cache.get(secret);
     if (!entry || now - entry.fetchedMs >= this.cacheMs) {
+      const hash = hashSecret(secret);
       let lookup = this.lookups.get(hash);
       if (!lookup) {
         const started = this.store.findKeyByHash(hash).finally(() => {
@@ -83,7 +88,7 @@ export class Authenticator {
       }
       entry = { key: await lookup, fetchedMs: now };
       if (this.cache.size >= MAX_CACHED_KEYS) this.cache.clear();
-      this.cache.set(hash, entry);
+      this.cache.set(secret, entry);
     }
     const key = entry.key;
     if (!key || key.revokedAt !== null)
@@ -96,7 +101,7 @@ export class Authenticator {
 
   /** Drops every cached lookup of `keyId` (after this replica revoked it), and lookups in flight. */
   forget(keyId: string): void {
-    for (const [hash, entry] of this.cache) if (entry.key?.id === keyId) this.cache.delete(hash);
+    for (const [secret, entry] of this.cache) if (entry.key?.id === keyId) this.cache.delete(secret);
     this.lookups.clear();
   }
 }

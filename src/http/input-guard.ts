@@ -71,8 +71,10 @@ export function checkJsonBody(text: string, parsed: unknown, path: string): void
 }
 
 export function registerInputGuard(app: FastifyInstance): void {
-  app.addHook('preValidation', async (request) => {
+  // A callback hook (a throw is caught by fastify like a rejection): no promise per request.
+  app.addHook('preValidation', (request, _reply, done) => {
     checkJson(request.params, '', 'invalid_request');
     checkJson(request.query, '', 'invalid_request');
+    done();
   });
 }

@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, expect, it } from 'vitest';
+import { WalCheckpointer } from './checkpointer.js';
 import { SqliteStore } from './sqlite-store.js';
 
 const folders: string[] = [];
@@ -47,5 +48,42 @@ it('the checkpoint worker folds the WAL into the database file while the main co
     }
   } finally {
     await store.close();
+  }
+});
+
+it('after a complete checkpoint the worker rewinds the WAL itself, never while the main thread holds the lock', async () => {
+  const folder = mkdtempSync(join(tmpdir(), 'svc-checkpoint-'));
+  folders.push(folder);
+  const path = join(folder, 'svc.db');
+  const main = new Database(path);
+  main.pragma('journal_mode = WAL');
+  main.pragma('wal_autocheckpoint = 0');
+  main.pragma('user_version = 7');
+  main.exec('CREATE TABLE rows (text TEXT)');
+  const insert = main.prepare('INSERT INTO rows (text) VALUES (?)');
+  const checkpointer = new WalCheckpointer(path, 20);
+  // Frames in the WAL, as another connection counts them (its PASSIVE checkpoint copies nothing new).
+  const probe = new Database(path);
+  const walFrames = () => (probe.pragma('wal_checkpoint(PASSIVE)') as Array<{ log: number }>)[0]!.log;
+  const until = async (condition: () => boolean) => {
+    const deadline = Date.now() + 5000;
+    while (!condition() && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 10));
+    return condition();
+  };
+  try {
+    expect(checkpointer.tryHold()).toBe(true);
+    for (let index = 0; index < 50; index++) insert.run('x'.repeat(1000));
+    // Held: the worker checkpoints but does not write, so the WAL keeps every frame.
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(walFrames()).toBeGreaterThan(10);
+    checkpointer.release();
+    // Released: the worker's one-page write starts the WAL again from its beginning.
+    expect(await until(() => walFrames() === 1)).toBe(true);
+    expect(main.pragma('user_version', { simple: true })).toBe(7);
+    expect(main.prepare('SELECT count(*) AS rows FROM rows').get()).toEqual({ rows: 50 });
+  } finally {
+    await checkpointer.stop();
+    probe.close();
+    main.close();
   }
 });

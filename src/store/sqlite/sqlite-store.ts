@@ -90,6 +90,13 @@ export class SqliteStore implements Store {
     resolve: () => void;
     reject: (error: unknown) => void;
   }> = [];
+  /** A group-commit flush is scheduled for this turn of the event loop. */
+  private ledgerTurnScheduled = false;
+  /** Ledger writes of the current turn, and of the last one (one alone: the next commits at once). */
+  private ledgerTurnWrites = 0;
+  private lastTurnWrites = 0;
+  /** One transaction wrapper for every write (creating one per call costs more than a small write). */
+  private readonly inTransaction: Database.Transaction<(work: () => unknown) => unknown>;
   readonly files: SqliteFilesRepository;
   readonly jobs: SqliteJobs;
   readonly batches: SqliteBatches;
@@ -125,6 +132,7 @@ export class SqliteStore implements Store {
       this.lock?.release();
       throw error;
     }
+    this.inTransaction = this.db.transaction((work: () => unknown) => work());
     this.files = new SqliteFilesRepository(this.db, (work) => this.transaction(work));
     this.jobs = new SqliteJobs(this.db, (work) => this.transaction(work));
     this.batches = new SqliteBatches(this.db, (work) => this.transaction(work));
@@ -154,7 +162,7 @@ export class SqliteStore implements Store {
   /** Runs `work` in a BEGIN IMMEDIATE transaction; driver failures become StoreUnavailableError. */
   private transaction<T>(work: () => T): T {
     try {
-      return this.db.transaction(work).immediate();
+      return this.inTransaction.immediate(work) as T;
     } catch (error) {
       if (error instanceof Database.SqliteError && !error.code.startsWith('SQLITE_CONSTRAINT')) {
         throw new StoreUnavailableError(`sqlite: ${error.code}`);
@@ -609,15 +617,45 @@ export class SqliteStore implements Store {
    * of the event loop run in ONE transaction, in arrival order. Each conditional update still sees
    * the effect of the ones before it, so admission stays exact; an item refused by a rule (budget,
    * closed Run) has written nothing; every promise resolves after the commit.
+   *
+   * A write arriving alone (the first of its turn, and the last turn had a single write: the process
+   * is not under concurrent load) commits at once instead of waiting a turn, so a call at
+   * concurrency 1 does not pay the hop; the writes that follow it in the same turn still wait for
+   * the turn's flush, and once a turn has seen two or more, every write of the next waits for it:
+   * under load each turn commits as one group.
    */
   private groupCommit(work: () => void): Promise<void> {
     return new Promise((resolve, reject) => {
       this.ledgerQueue.push({ work, resolve, reject });
-      if (this.ledgerQueue.length === 1) setImmediate(() => this.flushLedgerQueue());
+      this.ledgerTurnWrites++;
+      if (this.ledgerTurnScheduled) return;
+      this.ledgerTurnScheduled = true;
+      setImmediate(() => {
+        this.ledgerTurnScheduled = false;
+        this.lastTurnWrites = this.ledgerTurnWrites;
+        this.ledgerTurnWrites = 0;
+        this.flushLedgerQueue();
+      });
+      if (this.lastTurnWrites <= 1) this.flushLedgerQueue();
     });
   }
 
   private flushLedgerQueue(): void {
+    if (this.ledgerQueue.length === 0) return;
+    // The checkpoint worker is rewinding the WAL (a write that fsyncs): commit a moment later
+    // rather than wait for it in SQLite's busy handler, which would stall the event loop.
+    if (this.checkpointer && !this.checkpointer.tryHold()) {
+      setTimeout(() => this.flushLedgerQueue(), 1);
+      return;
+    }
+    try {
+      this.commitLedgerBatch();
+    } finally {
+      this.checkpointer?.release();
+    }
+  }
+
+  private commitLedgerBatch(): void {
     const batch = this.ledgerQueue.splice(0);
     const failures = new Map<number, unknown>();
     try {
