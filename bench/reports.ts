@@ -17,6 +17,7 @@ import { Lists } from '../src/reports/lists.js';
 import { spendReport } from '../src/reports/spend-report.js';
 import type { Store } from '../src/store/port.js';
 import { PostgresStore } from '../src/store/postgres/postgres-store.js';
+import { PostgresReports } from '../src/store/postgres/reports.js';
 import { SqliteStore } from '../src/store/sqlite/sqlite-store.js';
 
 const WORK_UNITS = 10_000;
@@ -72,7 +73,7 @@ function fillSqlite(path: string): void {
         reservation, cost, input_tokens, output_tokens, cache_creation_input_tokens, cache_read_input_tokens, outcome, http_status,
         duration_ms, overran, created_at, settled_at)
       SELECT id, project_id, key_id, run_id, endpoint, alias, connection, profile, upstream_model, state, reservation, cost,
-        300 + rowid % 700, 50 + rowid % 300, 0, rowid % 100, 'ok', 200, 2000, 0, created_at, settled_at FROM attempts ORDER BY rowid`);
+        300 + rowid % 700, 50 + rowid % 300, 0, rowid % 100, CASE WHEN state = 'unknown' THEN 'unknown' ELSE 'completed' END, 200, 2000, 0, created_at, settled_at FROM attempts ORDER BY rowid`);
     db.exec(`UPDATE runs SET committed = (SELECT COALESCE(SUM(cost), 0) FROM audit WHERE audit.run_id = runs.id),
       unknown_attempts = (SELECT COUNT(*) FROM audit WHERE audit.run_id = runs.id AND state = 'unknown')`);
   })();
@@ -109,7 +110,7 @@ async function fillPostgres(url: string): Promise<void> {
       state, reservation, cost, input_tokens, output_tokens, cache_creation_input_tokens, cache_read_input_tokens, outcome, http_status,
       duration_ms, overran, created_at, settled_at)
     SELECT id, project_id, key_id, run_id, endpoint, alias, connection, profile, upstream_model, state, reservation, cost,
-      300 + n % 700, 50 + n % 300, 0, n % 100, 'ok', 200, 2000, false, created_at, settled_at
+      300 + n % 700, 50 + n % 300, 0, n % 100, CASE WHEN state = 'unknown' THEN 'unknown' ELSE 'completed' END, 200, 2000, false, created_at, settled_at
     FROM (SELECT *, substr(id, 5)::int AS n FROM attempts) a ORDER BY n`);
   await client.query(`UPDATE runs SET committed = s.spend, unknown_attempts = s.unknown
     FROM (SELECT run_id, SUM(cost) AS spend, COUNT(*) FILTER (WHERE state = 'unknown') AS unknown FROM audit GROUP BY run_id) s
@@ -187,6 +188,15 @@ async function bench(label: string, open: () => Promise<Store>, fill: () => Prom
   console.log(`${label.padEnd(10)} filled in ${((performance.now() - started) / 1000).toFixed(1)} s`);
   const store = await open();
   try {
+    if (store.reports instanceof PostgresReports) {
+      // The first report read folds the whole backlog into the hourly rollups (report-fold.ts):
+      // timed apart, once, as a gateway upgraded onto an existing audit trail pays it once.
+      const folding = performance.now();
+      await store.reports.fold();
+      console.log(
+        `${label.padEnd(10)} first fold of the backlog ${(performance.now() - folding).toFixed(0).padStart(5)} ms`,
+      );
+    }
     await timeReports(label, store);
   } finally {
     await store.close();

@@ -134,21 +134,19 @@ export function outcomeListSql(dialect: Dialect, query: OutcomeListQuery): State
   };
 }
 
-/** The sums of a spend report over `source`, whose rows carry the audit columns or their rollups. */
+/** The sums of a spend report: over SQLite's rollup (keyed by state), over PostgreSQL's facts. */
 const SPEND_SUMS = {
-  perAttempt: `COUNT(*) AS calls,
-    COALESCE(SUM(input_tokens), 0) AS input_tokens,
-    COALESCE(SUM(output_tokens), 0) AS output_tokens,
-    COALESCE(SUM(cache_creation_input_tokens), 0) AS cache_creation_input_tokens,
-    COALESCE(SUM(cache_read_input_tokens), 0) AS cache_read_input_tokens,
-    COALESCE(SUM(cost), 0) AS committed,
-    COALESCE(SUM(CASE WHEN ${UNKNOWN_ATTEMPT_SQL} THEN 1 ELSE 0 END), 0) AS unknown_attempts,
-    COALESCE(SUM(CASE WHEN ${UNKNOWN_ATTEMPT_SQL} THEN cost ELSE 0 END), 0) AS unknown_committed`,
   rolledUp: `SUM(calls) AS calls, SUM(input_tokens) AS input_tokens, SUM(output_tokens) AS output_tokens,
     SUM(cache_creation_input_tokens) AS cache_creation_input_tokens,
     SUM(cache_read_input_tokens) AS cache_read_input_tokens, SUM(committed) AS committed,
     SUM(CASE WHEN ${UNKNOWN_ATTEMPT_SQL} THEN calls ELSE 0 END) AS unknown_attempts,
     SUM(CASE WHEN ${UNKNOWN_ATTEMPT_SQL} THEN committed ELSE 0 END) AS unknown_committed`,
+  /** PostgreSQL: rollup rows and raw rows in one shape (unknown sums already split out). */
+  facts: `COALESCE(SUM(calls), 0) AS calls, COALESCE(SUM(input_tokens), 0) AS input_tokens,
+    COALESCE(SUM(output_tokens), 0) AS output_tokens,
+    COALESCE(SUM(cache_creation_input_tokens), 0) AS cache_creation_input_tokens,
+    COALESCE(SUM(cache_read_input_tokens), 0) AS cache_read_input_tokens, COALESCE(SUM(committed), 0) AS committed,
+    COALESCE(SUM(unknown_attempts), 0) AS unknown_attempts, COALESCE(SUM(unknown_committed), 0) AS unknown_committed`,
 };
 
 function groupColumns(dimensions: readonly SpendDimension[], bucket: string | null): string[] {
@@ -160,38 +158,84 @@ function groupBy(columns: string[]): string {
 }
 
 /**
- * SQLite: the hourly rollup (kept by a trigger on audit inserts); PostgreSQL: the audit rows through
- * a covering index (a rollup row would serialise concurrent settlements on one row lock).
+ * SQLite: the hourly rollup (kept by a trigger on audit inserts). PostgreSQL: the hourly rollup
+ * (folded at read time, postgres/report-fold.ts) plus the audit rows above its watermark, in one
+ * statement so both come from one snapshot. `from` and `to` are whole UTC hours (the rollups'
+ * buckets), so both answer exactly.
  */
 export function spendSql(dialect: Dialect, query: SpendQuery): Statement {
+  assertWholeHours(query);
   const columns =
     dialect === 'sqlite'
       ? groupColumns(query.dimensions, sqliteBucket('hour', query.bucket))
-      : groupColumns(query.dimensions, postgresBucket('created_at', query.bucket));
+      : groupColumns(query.dimensions, postgresBucket('hour', query.bucket));
   const select = columns.length === 0 ? '' : `${columns.join(', ')}, `;
-  const sql =
-    dialect === 'sqlite'
-      ? `SELECT ${select}${SPEND_SUMS.rolledUp} FROM audit_hourly WHERE project_id = ? AND hour >= ? AND hour < ?`
-      : `SELECT ${select}${SPEND_SUMS.perAttempt} FROM audit WHERE project_id = ? AND created_at >= ? AND created_at < ?`;
-  const range =
-    dialect === 'sqlite' ? [hourKey(query.fromIso), hourKey(query.toIso)] : [query.fromIso, query.toIso];
+  if (dialect === 'sqlite') {
+    return {
+      sql: `SELECT ${select}${SPEND_SUMS.rolledUp} FROM audit_hourly WHERE project_id = ? AND hour >= ? AND hour < ?${groupBy(columns)} ORDER BY ${orderBy(columns)}`,
+      values: [query.projectId, hourKey(query.fromIso), hourKey(query.toIso)],
+    };
+  }
+  const range = [query.projectId, query.fromIso, query.toIso];
   return {
-    sql: `${sql}${groupBy(columns)} ORDER BY ${orderBy(columns)}`,
-    values: [query.projectId, ...range],
+    sql: `WITH facts AS (
+      SELECT hour, alias, connection, upstream_model, key_id, calls, input_tokens, output_tokens,
+        cache_creation_input_tokens, cache_read_input_tokens, committed, unknown_attempts, unknown_committed
+      FROM audit_hourly WHERE project_id = ? AND hour >= ? AND hour < ?
+      UNION ALL
+      SELECT ${POSTGRES_HOUR_OF_ROW}, alias, connection, upstream_model, key_id, 1, COALESCE(input_tokens, 0),
+        COALESCE(output_tokens, 0), COALESCE(cache_creation_input_tokens, 0), COALESCE(cache_read_input_tokens, 0),
+        cost, CASE WHEN ${UNKNOWN_ATTEMPT_SQL} THEN 1 ELSE 0 END, CASE WHEN ${UNKNOWN_ATTEMPT_SQL} THEN cost ELSE 0 END
+      FROM audit WHERE project_id = ? AND sequence > ${watermarkSql('audit')} AND created_at >= ? AND created_at < ?
+    )
+    SELECT ${select}${SPEND_SUMS.facts} FROM facts${groupBy(columns)} ORDER BY ${orderBy(columns)}`,
+    values: [...range, ...range],
   };
 }
 
 export function refusalSql(dialect: Dialect, query: SpendQuery): Statement {
-  const bucket =
-    dialect === 'sqlite'
-      ? sqliteBucket('substr(created_at, 1, 13)', query.bucket)
-      : postgresBucket('created_at', query.bucket);
-  const columns = groupColumns(query.dimensions, bucket);
+  assertWholeHours(query);
+  if (dialect === 'sqlite') {
+    const columns = groupColumns(query.dimensions, sqliteBucket('substr(created_at, 1, 13)', query.bucket));
+    const select = columns.length === 0 ? '' : `${columns.join(', ')}, `;
+    return {
+      sql: `SELECT ${select}COUNT(*) AS refusals FROM refusals WHERE project_id = ? AND created_at >= ? AND created_at < ?${groupBy(columns)} ORDER BY ${orderBy(columns)}`,
+      values: [query.projectId, query.fromIso, query.toIso],
+    };
+  }
+  const columns = groupColumns(query.dimensions, postgresBucket('hour', query.bucket));
   const select = columns.length === 0 ? '' : `${columns.join(', ')}, `;
+  const range = [query.projectId, query.fromIso, query.toIso];
   return {
-    sql: `SELECT ${select}COUNT(*) AS refusals FROM refusals WHERE project_id = ? AND created_at >= ? AND created_at < ?${groupBy(columns)} ORDER BY ${orderBy(columns)}`,
-    values: [query.projectId, query.fromIso, query.toIso],
+    sql: `WITH facts AS (
+      SELECT hour, alias, connection, upstream_model, key_id, refusals
+      FROM refusals_hourly WHERE project_id = ? AND hour >= ? AND hour < ?
+      UNION ALL
+      SELECT ${POSTGRES_HOUR_OF_ROW}, alias, connection, upstream_model, key_id, 1
+      FROM refusals WHERE project_id = ? AND id > ${watermarkSql('refusals')} AND created_at >= ? AND created_at < ?
+    )
+    SELECT ${select}COALESCE(SUM(refusals), 0) AS refusals FROM facts${groupBy(columns)} ORDER BY ${orderBy(columns)}`,
+    values: [...range, ...range],
   };
+}
+
+/** PostgreSQL: the watermark of a folded source (postgres/report-fold.ts), as a scalar subquery. */
+export function watermarkSql(source: 'audit' | 'refusals'): string {
+  return `(SELECT watermark FROM report_folds WHERE source = '${source}')`;
+}
+
+/** The UTC hour of a raw row, as the PostgreSQL rollups key it. */
+const POSTGRES_HOUR_OF_ROW = "date_trunc('hour', created_at, 'UTC')";
+
+/**
+ * The rollups answer whole hours only; the API admits nothing else (reports/range.ts). A store
+ * caller passing a cut hour is a programming error, never a silently wrong figure.
+ */
+function assertWholeHours(query: SpendQuery): void {
+  for (const iso of [query.fromIso, query.toIso]) {
+    if (Date.parse(iso) % 3_600_000 !== 0)
+      throw new Error(`report range bound ${iso} is not a whole UTC hour`);
+  }
 }
 
 function orderBy(columns: string[]): string {

@@ -1,5 +1,6 @@
 /**
- * PostgreSQL reports repository (Store.reports). Each read is one statement (one snapshot); sums
+ * PostgreSQL reports repository (Store.reports). Each read is one statement (one snapshot); the
+ * spend and refusal reads first fold what they can into the hourly rollups (report-fold.ts); sums
  * come back as text (numeric/bigint) and are parsed to bigint, never through a float.
  */
 import type pg from 'pg';
@@ -29,6 +30,8 @@ import type {
   WorkUnitSpendQuery,
 } from '../reports-port.js';
 import { auditFromRow, outcomeFromRow, type Row, runFromRow, workUnitFromRow } from '../rows.js';
+import { type FoldOptions, ReportFolder } from './report-fold.js';
+import type { PgTransaction } from './transaction.js';
 
 /** date_trunc answers a timestamptz (a Date here): the reports carry RFC 3339 text. */
 function withBucketTime(row: Row): Row {
@@ -38,7 +41,21 @@ function withBucketTime(row: Row): Row {
 export type PostgresQuery = (text: string, values: unknown[]) => Promise<pg.QueryResult<Row>>;
 
 export class PostgresReports implements ReportsRepository {
-  constructor(private readonly query: PostgresQuery) {}
+  private readonly folder: ReportFolder;
+
+  constructor(
+    private readonly query: PostgresQuery,
+    transaction: PgTransaction,
+    foldOptions?: FoldOptions,
+  ) {
+    this.folder = new ReportFolder(query, transaction, foldOptions);
+  }
+
+  /** Folds the audit trail and the refusals into the hourly rollups as far as is safe now. */
+  async fold(): Promise<void> {
+    await this.folder.fold('audit');
+    await this.folder.fold('refusals');
+  }
 
   private async all(statement: Statement): Promise<Row[]> {
     return (await this.query(numbered(statement.sql), statement.values)).rows;
@@ -61,6 +78,8 @@ export class PostgresReports implements ReportsRepository {
   }
 
   async spend(query: SpendQuery): Promise<SpendRow[]> {
+    // A fold only shortens the raw tail the report reads; the figures are exact either way.
+    await this.folder.fold('audit');
     return (await this.all(spendSql('postgres', query)))
       .map(withBucketTime)
       .map(spendFromRow)
@@ -68,6 +87,7 @@ export class PostgresReports implements ReportsRepository {
   }
 
   async refusals(query: SpendQuery): Promise<RefusalRow[]> {
+    await this.folder.fold('refusals');
     return (await this.all(refusalSql('postgres', query)))
       .map(withBucketTime)
       .map(refusalFromRow)
