@@ -5,6 +5,7 @@
  * the time of each report and list over those 30 days (target: under 1 s each).
  *
  *   node --import tsx bench/reports.ts            (npm run bench:reports)
+ *   ... --postgres-only [--keep]                  (PostgreSQL alone; --keep leaves its database)
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -253,7 +254,9 @@ async function postgres() {
       () => fillPostgres(url.toString()),
     );
   } finally {
-    await control(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+    // --keep leaves the filled database for EXPLAIN (drop it yourself: the name is printed).
+    if (process.argv.includes('--keep')) console.log(`postgres   kept database ${name}`);
+    else await control(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
   }
 }
 
