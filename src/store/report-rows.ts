@@ -56,3 +56,20 @@ export function workUnitSpendFromRow(row: Row): WorkUnitSpend {
 export function nonEmpty(row: SpendRow): boolean {
   return row.totals.calls > 0n;
 }
+
+const KEY_FIELDS = ['bucket', 'alias', 'connection', 'upstream_model', 'key_id'] as const;
+
+/** One string per group key (the fields joined by NUL, absent ones empty). */
+export function spendKeyId(key: SpendGroupKey): string {
+  return KEY_FIELDS.map((field) => key[field] ?? '').join('\u0000');
+}
+
+/** Group keys in code-unit order, field by field (the order of report rows). */
+export function compareSpendKeys(a: SpendGroupKey, b: SpendGroupKey): number {
+  for (const field of KEY_FIELDS) {
+    const left = a[field] ?? '';
+    const right = b[field] ?? '';
+    if (left !== right) return left < right ? -1 : 1;
+  }
+  return 0;
+}

@@ -3,13 +3,14 @@
  * PostgreSQL adapter numbers them ($1, $2, ...). The few dialect differences (booleans, the time
  * bucket, the spend source) are parameters of the builders.
  */
-import type {
-  OutcomeListQuery,
-  RunListQuery,
-  SpendDimension,
-  SpendQuery,
-  WorkUnitListQuery,
-  WorkUnitSpendQuery,
+import {
+  type OutcomeListQuery,
+  type RunListQuery,
+  SPEND_DIMENSIONS,
+  type SpendDimension,
+  type SpendQuery,
+  type WorkUnitListQuery,
+  type WorkUnitSpendQuery,
 } from './reports-port.js';
 
 /**
@@ -157,41 +158,53 @@ function groupBy(columns: string[]): string {
   return columns.length === 0 ? '' : ` GROUP BY ${columns.map((_, index) => index + 1).join(', ')}`;
 }
 
-/**
- * SQLite: the hourly rollup (kept by a trigger on audit inserts). PostgreSQL: the hourly rollup
- * (folded at read time, postgres/report-fold.ts) plus the audit rows above its watermark, in one
- * statement so both come from one snapshot. `from` and `to` are whole UTC hours (the rollups'
- * buckets), so both answer exactly.
- */
-export function spendSql(dialect: Dialect, query: SpendQuery): Statement {
+/** SQLite: the hourly rollup, kept by a trigger on audit inserts. */
+export function spendSql(query: SpendQuery): Statement {
   assertWholeHours(query);
-  const columns =
-    dialect === 'sqlite'
-      ? groupColumns(query.dimensions, sqliteBucket('hour', query.bucket))
-      : groupColumns(query.dimensions, postgresBucket('hour', query.bucket));
+  const columns = groupColumns(query.dimensions, sqliteBucket('hour', query.bucket));
   const select = columns.length === 0 ? '' : `${columns.join(', ')}, `;
-  if (dialect === 'sqlite') {
-    return {
-      sql: `SELECT ${select}${SPEND_SUMS.rolledUp} FROM audit_hourly WHERE project_id = ? AND hour >= ? AND hour < ?${groupBy(columns)} ORDER BY ${orderBy(columns)}`,
-      values: [query.projectId, hourKey(query.fromIso), hourKey(query.toIso)],
-    };
-  }
-  const range = [query.projectId, query.fromIso, query.toIso];
   return {
-    sql: `WITH facts AS (
-      SELECT hour, alias, connection, upstream_model, key_id, calls, input_tokens, output_tokens,
-        cache_creation_input_tokens, cache_read_input_tokens, committed, unknown_attempts, unknown_committed
-      FROM audit_hourly WHERE project_id = ? AND hour >= ? AND hour < ?
-      UNION ALL
-      SELECT ${POSTGRES_HOUR_OF_ROW}, alias, connection, upstream_model, key_id, 1, COALESCE(input_tokens, 0),
-        COALESCE(output_tokens, 0), COALESCE(cache_creation_input_tokens, 0), COALESCE(cache_read_input_tokens, 0),
-        cost, CASE WHEN ${UNKNOWN_ATTEMPT_SQL} THEN 1 ELSE 0 END, CASE WHEN ${UNKNOWN_ATTEMPT_SQL} THEN cost ELSE 0 END
-      FROM audit WHERE project_id = ? AND sequence > ${watermarkSql('audit')} AND created_at >= ? AND created_at < ?
-    )
-    SELECT ${select}${SPEND_SUMS.facts} FROM facts${groupBy(columns)} ORDER BY ${orderBy(columns)}`,
-    values: [...range, ...range],
+    sql: `SELECT ${select}${SPEND_SUMS.rolledUp} FROM audit_hourly WHERE project_id = ? AND hour >= ? AND hour < ?${groupBy(columns)} ORDER BY ${orderBy(columns)}`,
+    values: [query.projectId, hourKey(query.fromIso), hourKey(query.toIso)],
   };
 }
+
+/**
+ * PostgreSQL: the hourly rollup (folded at read time, postgres/report-fold.ts) and the audit rows
+ * above its watermark, two statements to run in ONE snapshot (the caller's REPEATABLE READ
+ * transaction), whose rows the caller adds up per key. `from` and `to` are whole UTC hours (the
+ * rollup's buckets), so both answer exactly. Grouped by hour and every dimension, the rollup rows
+ * are the groups already: read in primary-key order, neither sorted nor aggregated.
+ */
+export function postgresSpendSql(query: SpendQuery): { rollup: Statement; tail: Statement } {
+  assertWholeHours(query);
+  const range = [query.projectId, query.fromIso, query.toIso];
+  const wholeKey = query.bucket === 'hour' && query.dimensions.length === SPEND_DIMENSIONS.length;
+  const rollupColumns = groupColumns(query.dimensions, postgresBucket('hour', query.bucket));
+  const rollupSelect = rollupColumns.length === 0 ? '' : `${rollupColumns.join(', ')}, `;
+  const rollup = wholeKey
+    ? `SELECT ${rollupSelect}${ROLLUP_FIGURES} FROM audit_hourly WHERE project_id = ? AND hour >= ? AND hour < ?
+       ORDER BY project_id, hour, alias, connection, upstream_model, key_id`
+    : `SELECT ${rollupSelect}${SPEND_SUMS.facts} FROM audit_hourly WHERE project_id = ? AND hour >= ? AND hour < ?${groupBy(rollupColumns)}`;
+  const tailColumns = groupColumns(query.dimensions, postgresBucket('created_at', query.bucket));
+  const tailSelect = tailColumns.length === 0 ? '' : `${tailColumns.join(', ')}, `;
+  return {
+    rollup: { sql: rollup, values: range },
+    tail: {
+      sql: `SELECT ${tailSelect}COUNT(*) AS calls, COALESCE(SUM(input_tokens), 0) AS input_tokens,
+          COALESCE(SUM(output_tokens), 0) AS output_tokens,
+          COALESCE(SUM(cache_creation_input_tokens), 0) AS cache_creation_input_tokens,
+          COALESCE(SUM(cache_read_input_tokens), 0) AS cache_read_input_tokens, COALESCE(SUM(cost), 0) AS committed,
+          COUNT(*) FILTER (WHERE ${UNKNOWN_ATTEMPT_SQL}) AS unknown_attempts,
+          COALESCE(SUM(cost) FILTER (WHERE ${UNKNOWN_ATTEMPT_SQL}), 0) AS unknown_committed
+        FROM audit WHERE project_id = ? AND sequence > ${watermarkSql('audit')} AND created_at >= ? AND created_at < ?${groupBy(tailColumns)}`,
+      values: range,
+    },
+  };
+}
+
+const ROLLUP_FIGURES = `calls, input_tokens, output_tokens, cache_creation_input_tokens, cache_read_input_tokens,
+  committed, unknown_attempts, unknown_committed`;
 
 export function refusalSql(dialect: Dialect, query: SpendQuery): Statement {
   assertWholeHours(query);
@@ -269,10 +282,15 @@ export function runAttemptsSql(runId: string, afterSequence: number, limit: numb
   };
 }
 
+/**
+ * The bucket as RFC 3339 text (`2026-11-23T10:00:00.000Z`, as toISOString writes it): formatted once
+ * per group by the database, cheaper than parsing a timestamptz into a Date per row and back.
+ * `hour` (the rollups' column) is its own hourly bucket.
+ */
 function postgresBucket(column: string, bucket: SpendQuery['bucket']): string | null {
   if (bucket === null) return null;
-  // A timestamptz (the adapter renders it RFC 3339): formatting per row would cost more than the sums.
-  return `date_trunc('${bucket}', ${column}, 'UTC')`;
+  const start = bucket === 'hour' && column === 'hour' ? 'hour' : `date_trunc('${bucket}', ${column}, 'UTC')`;
+  return `to_char(${start} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
 }
 
 /**

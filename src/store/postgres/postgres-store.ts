@@ -169,6 +169,7 @@ export class PostgresStore implements Store {
     this.reports = new PostgresReports(
       (text, values) => this.query(text, values),
       (work) => this.transaction(work),
+      (work) => this.transaction(work, SNAPSHOT_READ),
     );
     this.keys = new PostgresKeys(
       (work) => this.transaction(work),

@@ -5,15 +5,22 @@
  */
 import type pg from 'pg';
 import type { AuditEntry, Outcome, Run, WorkUnit } from '../port.js';
-import { nonEmpty, refusalFromRow, spendFromRow, workUnitSpendFromRow } from '../report-rows.js';
+import {
+  compareSpendKeys,
+  nonEmpty,
+  refusalFromRow,
+  spendFromRow,
+  spendKeyId,
+  workUnitSpendFromRow,
+} from '../report-rows.js';
 import {
   numbered,
   outcomeListSql,
+  postgresSpendSql,
   refusalSql,
   runAttemptsSql,
   runListSql,
   type Statement,
-  spendSql,
   workUnitListSql,
   workUnitSpendSql,
 } from '../report-sql.js';
@@ -33,9 +40,37 @@ import { auditFromRow, outcomeFromRow, type Row, runFromRow, workUnitFromRow } f
 import { type FoldOptions, ReportFolder } from './report-fold.js';
 import type { PgTransaction } from './transaction.js';
 
-/** date_trunc answers a timestamptz (a Date here): the reports carry RFC 3339 text. */
+/** A bucket that arrives as a timestamptz (a Date here): the reports carry RFC 3339 text. */
 function withBucketTime(row: Row): Row {
-  return row.bucket instanceof Date ? { ...row, bucket: row.bucket.toISOString() } : row;
+  if (row.bucket instanceof Date) row.bucket = row.bucket.toISOString();
+  return row;
+}
+
+/** Rollup rows plus the unfolded tail's rows, added up per key, in key order. */
+function mergeSpend(rollup: SpendRow[], tail: SpendRow[]): SpendRow[] {
+  const rows = rollup.filter(nonEmpty);
+  if (tail.length === 0) return rows.sort((a, b) => compareSpendKeys(a.key, b.key));
+  const byKey = new Map(rows.map((row) => [spendKeyId(row.key), row]));
+  for (const row of tail.filter(nonEmpty)) {
+    const existing = byKey.get(spendKeyId(row.key));
+    if (existing === undefined) {
+      byKey.set(spendKeyId(row.key), row);
+      continue;
+    }
+    const sum = existing.totals;
+    const more = row.totals;
+    existing.totals = {
+      calls: sum.calls + more.calls,
+      inputTokens: sum.inputTokens + more.inputTokens,
+      outputTokens: sum.outputTokens + more.outputTokens,
+      cacheCreationInputTokens: sum.cacheCreationInputTokens + more.cacheCreationInputTokens,
+      cacheReadInputTokens: sum.cacheReadInputTokens + more.cacheReadInputTokens,
+      committedMicrosUsd: sum.committedMicrosUsd + more.committedMicrosUsd,
+      unknownAttempts: sum.unknownAttempts + more.unknownAttempts,
+      unknownMicrosUsd: sum.unknownMicrosUsd + more.unknownMicrosUsd,
+    };
+  }
+  return [...byKey.values()].sort((a, b) => compareSpendKeys(a.key, b.key));
 }
 
 export type PostgresQuery = (text: string, values: unknown[]) => Promise<pg.QueryResult<Row>>;
@@ -43,9 +78,14 @@ export type PostgresQuery = (text: string, values: unknown[]) => Promise<pg.Quer
 export class PostgresReports implements ReportsRepository {
   private readonly folder: ReportFolder;
 
+  /**
+   * `transaction` runs READ COMMITTED (the folds), `snapshot` REPEATABLE READ READ ONLY (a report's
+   * statements see one state).
+   */
   constructor(
     private readonly query: PostgresQuery,
     transaction: PgTransaction,
+    private readonly snapshot: PgTransaction,
     foldOptions?: FoldOptions,
   ) {
     this.folder = new ReportFolder(query, transaction, foldOptions);
@@ -80,10 +120,15 @@ export class PostgresReports implements ReportsRepository {
   async spend(query: SpendQuery): Promise<SpendRow[]> {
     // A fold only shortens the raw tail the report reads; the figures are exact either way.
     await this.folder.fold('audit');
-    return (await this.all(spendSql('postgres', query)))
-      .map(withBucketTime)
-      .map(spendFromRow)
-      .filter(nonEmpty);
+    const statements = postgresSpendSql(query);
+    const [rollup, tail] = await this.snapshot(async (client) => [
+      (await client.query<Row>(numbered(statements.rollup.sql), statements.rollup.values)).rows,
+      (await client.query<Row>(numbered(statements.tail.sql), statements.tail.values)).rows,
+    ]);
+    return mergeSpend(
+      rollup.map(withBucketTime).map(spendFromRow),
+      tail.map(withBucketTime).map(spendFromRow),
+    );
   }
 
   async refusals(query: SpendQuery): Promise<RefusalRow[]> {

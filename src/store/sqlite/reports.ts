@@ -70,7 +70,7 @@ export class SqliteReports implements ReportsRepository {
   }
 
   async spend(query: SpendQuery): Promise<SpendRow[]> {
-    return this.all(spendSql('sqlite', query), true).map(withBucketTime).map(spendFromRow).filter(nonEmpty);
+    return this.all(spendSql(query), true).map(withBucketTime).map(spendFromRow).filter(nonEmpty);
   }
 
   async refusals(query: SpendQuery): Promise<RefusalRow[]> {
