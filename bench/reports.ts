@@ -180,7 +180,37 @@ async function timeReports(label: string, store: Store): Promise<void> {
   console.log(`${label.padEnd(10)} attempts in the 30 days: ${check.totals.calls}`);
 }
 
-async function bench(label: string, open: () => Promise<Store>, fill: () => Promise<void>): Promise<void> {
+/**
+ * PostgreSQL: 10,000 attempts settled since the last fold (in the last hour of the period), then
+ * the first report after them, which folds them and reads the rest from the rollup.
+ */
+async function timeUnfoldedTail(url: string, store: Store): Promise<void> {
+  const TAIL = 10_000;
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  const at = `to_timestamp(${(END - HOUR_MS / 2) / 1000})`;
+  await client.query(`INSERT INTO audit (attempt_id, project_id, key_id, run_id, endpoint, alias, connection, profile, upstream_model,
+      state, reservation, cost, input_tokens, output_tokens, cache_creation_input_tokens, cache_read_input_tokens, outcome, http_status,
+      duration_ms, overran, created_at, settled_at)
+    SELECT 'att_tail_' || i, '${PROJECT}', ${ATTEMPT.key('i')}, ${ATTEMPT.run('i')}, 'messages', ${ATTEMPT.alias('i')},
+      ${ATTEMPT.connection('i')}, 'p', ${ATTEMPT.model('i')}, 'settled', 6000, 100, 300, 50, 0, 0, 'completed', 200, 2000, false, ${at}, ${at}
+    FROM generate_series(0::bigint, ${TAIL - 1}) i`);
+  await client.end();
+  const range = { from: new Date(START).toISOString(), to: new Date(END).toISOString() };
+  const started = performance.now();
+  const report = await spendReport(store, caller, { ...range, group_by: 'day' }, END);
+  const ms = (performance.now() - started).toFixed(0);
+  console.log(
+    `postgres   spend by day, first read after ${TAIL} new attempts (fold included) ${ms.padStart(5)} ms (calls ${report.totals.calls})`,
+  );
+}
+
+async function bench(
+  label: string,
+  open: () => Promise<Store>,
+  fill: () => Promise<void>,
+  more: (store: Store) => Promise<void> = async () => {},
+): Promise<void> {
   const setup = await open();
   await setup.migrate();
   await setup.close();
@@ -199,6 +229,7 @@ async function bench(label: string, open: () => Promise<Store>, fill: () => Prom
       );
     }
     await timeReports(label, store);
+    await more(store);
   } finally {
     await store.close();
   }
@@ -252,6 +283,7 @@ async function postgres() {
           statementTimeoutMs: Number(process.env.SVC_BENCH_STATEMENT_TIMEOUT_MS ?? 5000),
         }),
       () => fillPostgres(url.toString()),
+      (store) => timeUnfoldedTail(url.toString(), store),
     );
   } finally {
     // --keep leaves the filled database for EXPLAIN (drop it yourself: the name is printed).

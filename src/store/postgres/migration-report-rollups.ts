@@ -9,6 +9,9 @@
  * - refusals_hourly: per the same key, the refused reservations.
  * - report_folds: per source table, the watermark: every row with an id at or below it is in the
  *   rollup, no row above it is. It starts at 0, so the first fold backfills existing rows.
+ * - audit_report (migration 6's covering index on reservation time) is dropped: no report reads the
+ *   audit trail by time any more (the raw tail is read along audit(project_id, sequence)), and it
+ *   cost every settlement a wide index entry.
  */
 export const POSTGRES_MIGRATION_REPORT_ROLLUPS = {
   version: 8,
@@ -49,5 +52,6 @@ CREATE TABLE report_folds (
 );
 INSERT INTO report_folds (source, watermark) VALUES ('audit', 0), ('refusals', 0);
 CREATE INDEX refusals_by_id ON refusals(project_id, id);
+DROP INDEX audit_report;
 `,
 } as const;

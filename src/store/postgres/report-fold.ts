@@ -137,10 +137,11 @@ export class ReportFolder {
     const high = BigInt(String(rows[0]!.high));
     const writers = rows[0]!.writers as string[];
     if (writers.length === 0) return high;
+    // A transaction holds its locks until it ends (a prepared one too, under its '-1/xid' id).
     const deadline = Date.now() + this.options.waitMs;
     for (;;) {
       const open = await this.query(
-        "SELECT count(*)::int AS open FROM pg_locks WHERE locktype = 'virtualxid' AND virtualxid = ANY($1::text[])",
+        'SELECT count(*)::int AS open FROM pg_locks WHERE virtualtransaction = ANY($1::text[])',
         [writers],
       );
       if (Number(open.rows[0]!.open) === 0) return high;
