@@ -195,6 +195,17 @@ async function timeUnfoldedTail(url: string, store: Store): Promise<void> {
     SELECT 'att_tail_' || i, '${PROJECT}', ${ATTEMPT.key('i')}, ${ATTEMPT.run('i')}, 'messages', ${ATTEMPT.alias('i')},
       ${ATTEMPT.connection('i')}, 'p', ${ATTEMPT.model('i')}, 'settled', 6000, 100, 300, 50, 0, 0, 'completed', 200, 2000, false, ${at}, ${at}
     FROM generate_series(0::bigint, ${TAIL - 1}) i`);
+  // The same run's reference: spend by day summed from the raw audit rows, as before the rollups.
+  const raw = performance.now();
+  await client.query(
+    `SELECT date_trunc('day', created_at, 'UTC') AS bucket, COUNT(*), SUM(input_tokens), SUM(output_tokens),
+       SUM(cache_creation_input_tokens), SUM(cache_read_input_tokens), SUM(cost), COUNT(*) FILTER (WHERE state = 'unknown')
+     FROM audit WHERE project_id = $1 AND created_at >= $2 AND created_at < $3 GROUP BY 1 ORDER BY 1`,
+    [PROJECT, new Date(START).toISOString(), new Date(END).toISOString()],
+  );
+  console.log(
+    `postgres   reference: spend by day summed from the raw audit rows ${(performance.now() - raw).toFixed(0).padStart(5)} ms`,
+  );
   await client.end();
   const range = { from: new Date(START).toISOString(), to: new Date(END).toISOString() };
   const started = performance.now();

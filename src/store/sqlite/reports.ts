@@ -31,7 +31,8 @@ import type {
 import { auditFromRow, outcomeFromRow, type Row, runFromRow, workUnitFromRow } from '../rows.js';
 
 function withBucketTime(row: Row): Row {
-  return row.bucket === undefined ? row : { ...row, bucket: sqliteBucketTime(String(row.bucket)) };
+  if (row.bucket !== undefined) row.bucket = sqliteBucketTime(String(row.bucket));
+  return row;
 }
 
 export type SqliteRead = <T>(query: () => T) => T;
