@@ -135,14 +135,14 @@ export function outcomeListSql(dialect: Dialect, query: OutcomeListQuery): State
   };
 }
 
-/** The sums of a spend report: over SQLite's rollup (keyed by state), over PostgreSQL's facts. */
+/** The sums of a spend report over a rollup: SQLite's (keyed by state) or PostgreSQL's. */
 const SPEND_SUMS = {
   rolledUp: `SUM(calls) AS calls, SUM(input_tokens) AS input_tokens, SUM(output_tokens) AS output_tokens,
     SUM(cache_creation_input_tokens) AS cache_creation_input_tokens,
     SUM(cache_read_input_tokens) AS cache_read_input_tokens, SUM(committed) AS committed,
     SUM(CASE WHEN ${UNKNOWN_ATTEMPT_SQL} THEN calls ELSE 0 END) AS unknown_attempts,
     SUM(CASE WHEN ${UNKNOWN_ATTEMPT_SQL} THEN committed ELSE 0 END) AS unknown_committed`,
-  /** PostgreSQL: rollup rows and raw rows in one shape (unknown sums already split out). */
+  /** PostgreSQL's rollup, coarser groups than its key (unknown sums are columns of their own). */
   facts: `COALESCE(SUM(calls), 0) AS calls, COALESCE(SUM(input_tokens), 0) AS input_tokens,
     COALESCE(SUM(output_tokens), 0) AS output_tokens,
     COALESCE(SUM(cache_creation_input_tokens), 0) AS cache_creation_input_tokens,

@@ -80,7 +80,7 @@ export interface FoldOptions {
   waitMs: number;
 }
 
-export const DEFAULT_FOLD_OPTIONS: FoldOptions = { chunk: 100_000, waitMs: 500 };
+export const DEFAULT_FOLD_OPTIONS: FoldOptions = { chunk: 50_000, waitMs: 500 };
 const POLL_MS = 5;
 
 type Query = (text: string, values: unknown[]) => Promise<pg.QueryResult<Row>>;
