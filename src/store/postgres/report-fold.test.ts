@@ -56,7 +56,7 @@ describePostgres('report fold', () => {
       );
     const committed = async () => {
       const rows = await store.reports.spend({ ...RANGE, bucket: null, dimensions: [] });
-      return rows.reduce((sum, row) => sum + row.totals.committedMicrosUsd, 0n);
+      return rows.reduce((sum, row) => sum + BigInt(row.totals.committedMicrosUsd), 0n);
     };
     return { store, pool, folder, watermark, committed };
   }
@@ -114,7 +114,7 @@ describePostgres('report fold', () => {
     expect(await watermark()).toBe(25);
     expect(Number((await pool.query('SELECT count(*) AS n FROM audit_hourly')).rows[0].n)).toBe(3);
     expect(await store.reports.spend({ ...RANGE, bucket: 'hour', dimensions: ['alias'] })).toEqual(rawRows);
-    expect(rawRows.map((row) => row.totals.committedMicrosUsd)).toEqual([117n, 100n, 108n]);
+    expect(rawRows.map((row) => row.totals.committedMicrosUsd)).toEqual([117, 100, 108]);
   });
 
   it('reads taken while settlements run concurrently never count an attempt twice or lose one', async () => {

@@ -6,11 +6,11 @@
 import type pg from 'pg';
 import type { AuditEntry, Outcome, Run, WorkUnit } from '../port.js';
 import {
-  compareSpendKeys,
+  addTotals,
+  inKeyOrder,
   nonEmpty,
   refusalFromRow,
   spendFromRow,
-  spendKeyId,
   workUnitSpendFromRow,
 } from '../report-rows.js';
 import {
@@ -49,28 +49,8 @@ function withBucketTime(row: Row): Row {
 /** Rollup rows plus the unfolded tail's rows, added up per key, in key order. */
 function mergeSpend(rollup: SpendRow[], tail: SpendRow[]): SpendRow[] {
   const rows = rollup.filter(nonEmpty);
-  if (tail.length === 0) return rows.sort((a, b) => compareSpendKeys(a.key, b.key));
-  const byKey = new Map(rows.map((row) => [spendKeyId(row.key), row]));
-  for (const row of tail.filter(nonEmpty)) {
-    const existing = byKey.get(spendKeyId(row.key));
-    if (existing === undefined) {
-      byKey.set(spendKeyId(row.key), row);
-      continue;
-    }
-    const sum = existing.totals;
-    const more = row.totals;
-    existing.totals = {
-      calls: sum.calls + more.calls,
-      inputTokens: sum.inputTokens + more.inputTokens,
-      outputTokens: sum.outputTokens + more.outputTokens,
-      cacheCreationInputTokens: sum.cacheCreationInputTokens + more.cacheCreationInputTokens,
-      cacheReadInputTokens: sum.cacheReadInputTokens + more.cacheReadInputTokens,
-      committedMicrosUsd: sum.committedMicrosUsd + more.committedMicrosUsd,
-      unknownAttempts: sum.unknownAttempts + more.unknownAttempts,
-      unknownMicrosUsd: sum.unknownMicrosUsd + more.unknownMicrosUsd,
-    };
-  }
-  return [...byKey.values()].sort((a, b) => compareSpendKeys(a.key, b.key));
+  for (const row of tail) if (nonEmpty(row)) rows.push(row);
+  return inKeyOrder(rows, (into, more) => addTotals(into.totals, more.totals));
 }
 
 export type PostgresQuery = (text: string, values: unknown[]) => Promise<pg.QueryResult<Row>>;
@@ -136,7 +116,7 @@ export class PostgresReports implements ReportsRepository {
     return (await this.all(refusalSql('postgres', query)))
       .map(withBucketTime)
       .map(refusalFromRow)
-      .filter((row) => row.refusals > 0n);
+      .filter((row) => row.refusals > 0);
   }
 
   async recordRefusal(refusal: RefusalRecord): Promise<void> {

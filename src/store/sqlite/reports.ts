@@ -1,6 +1,7 @@
 /**
  * SQLite reports repository (Store.reports): plain reads on the store's connection (serial with
- * the writes, so every read is one consistent state). Sums are read with safeIntegers (bigint).
+ * the writes, so every read is one consistent state). Sums of the spend report are read as numbers
+ * and checked exact (report-rows.ts `figure`); those of Work Units with safeIntegers (bigint).
  */
 import type Database from 'better-sqlite3';
 import type { AuditEntry, Outcome, Run, WorkUnit } from '../port.js';
@@ -71,15 +72,18 @@ export class SqliteReports implements ReportsRepository {
   }
 
   async spend(query: SpendQuery): Promise<SpendRow[]> {
-    return this.all(spendSql(query), true).map(withBucketTime).map(spendFromRow).filter(nonEmpty);
+    return this.all(spendSql(query)).map(withBucketTime).map(spendFromRow).filter(nonEmpty);
   }
 
   async refusals(query: SpendQuery): Promise<RefusalRow[]> {
-    return this.all(refusalSql('sqlite', query), true)
+    return this.all(refusalSql('sqlite', query))
       .map(withBucketTime)
       .map(refusalFromRow)
-      .filter((row) => row.refusals > 0n);
+      .filter((row) => row.refusals > 0);
   }
+
+  /** The SQLite rollup is kept by triggers in the writers' transactions: nothing to fold. */
+  async fold(): Promise<void> {}
 
   async recordRefusal(refusal: RefusalRecord): Promise<void> {
     this.transaction(() =>
