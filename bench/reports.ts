@@ -5,6 +5,7 @@
  * the time of each report and list over those 30 days as HTTP answers (target: under 1 s each).
  *
  *   node --import tsx bench/reports.ts            (npm run bench:reports)
+ *   ... --sqlite-only                             (SQLite alone)
  *   ... --postgres-only [--keep]                  (PostgreSQL alone; --keep leaves its database)
  *   ... --postgres-only --database NAME           (times again a database left by --keep; no fill)
  */
@@ -278,7 +279,7 @@ async function main() {
   } finally {
     rmSync(folder, { recursive: true, force: true });
   }
-  await postgres();
+  if (!process.argv.includes('--sqlite-only')) await postgres();
 }
 
 async function postgres() {
