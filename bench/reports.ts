@@ -157,13 +157,14 @@ async function timeReports(label: string, store: Store): Promise<void> {
     (path: string, accept = 'application/json') =>
     async () => {
       const response = await fetch(`${server.url}${path}`, { headers: { accept } });
-      const body = await response.text();
-      if (response.status !== 200) throw new Error(`${path}: ${response.status} ${body}`);
+      // The body's bytes, every one received (a client decodes them in its own process).
+      const body = Buffer.from(await response.arrayBuffer());
+      if (response.status !== 200) throw new Error(`${path}: ${response.status} ${body.toString()}`);
       return body;
     };
   const spend = (groupBy: string, accept?: string) =>
     get(`/svc/v1/reports/spend?${range}&group_by=${groupBy}`, accept);
-  const cases: Array<[string, () => Promise<string>]> = [
+  const cases: Array<[string, () => Promise<Buffer>]> = [
     ['spend by day', spend('day')],
     ['spend by day, alias', spend('day,alias')],
     ['spend by hour, connection', spend('hour,connection')],
@@ -193,7 +194,7 @@ async function timeReports(label: string, store: Store): Promise<void> {
         `${label.padEnd(10)} ${name.padEnd(34)} first ${first.padStart(5)} ms   best of 3 ${best.padStart(5)} ms${size}`,
       );
     }
-    const check = JSON.parse(await spend('key')()) as { totals: { calls: number } };
+    const check = JSON.parse((await spend('key')()).toString()) as { totals: { calls: number } };
     console.log(`${label.padEnd(10)} attempts in the 30 days: ${check.totals.calls}`);
   } finally {
     await server.close();

@@ -3,7 +3,7 @@
  * spend and refusal reads first fold what they can into the hourly rollups (report-fold.ts); sums
  * come back as text (numeric/bigint) and are parsed to bigint, never through a float.
  */
-import type pg from 'pg';
+import pg from 'pg';
 import type { AuditEntry, Outcome, Run, WorkUnit } from '../port.js';
 import {
   addTotals,
@@ -52,6 +52,24 @@ function mergeSpend(rollup: SpendRow[], tail: SpendRow[]): SpendRow[] {
   for (const row of tail) if (nonEmpty(row)) rows.push(row);
   return inKeyOrder(rows, (into, more) => addTotals(into.totals, more.totals));
 }
+
+function statementOf(statement: Statement): { text: string; values: unknown[] } {
+  return { text: numbered(statement.sql), values: statement.values };
+}
+
+/**
+ * The spend read's sums (BIGINT, NUMERIC) parsed straight to JS numbers; report-rows.ts `figure`
+ * then refuses any that is not a safe integer (text at or past 2^53 parses to one that is not).
+ * Other columns (text buckets and dimensions) keep node-postgres's parsers.
+ */
+const INT8 = 20;
+const NUMERIC = 1700;
+const FIGURES_AS_NUMBERS = {
+  getTypeParser: ((oid: number, format?: string) =>
+    oid === INT8 || oid === NUMERIC
+      ? Number
+      : pg.types.getTypeParser(oid, format as 'text')) as typeof pg.types.getTypeParser,
+};
 
 export type PostgresQuery = (text: string, values: unknown[]) => Promise<pg.QueryResult<Row>>;
 
@@ -102,8 +120,8 @@ export class PostgresReports implements ReportsRepository {
     await this.folder.fold('audit');
     const statements = postgresSpendSql(query);
     const [rollup, tail] = await this.snapshot(async (client) => [
-      (await client.query<Row>(numbered(statements.rollup.sql), statements.rollup.values)).rows,
-      (await client.query<Row>(numbered(statements.tail.sql), statements.tail.values)).rows,
+      (await client.query<Row>({ ...statementOf(statements.rollup), types: FIGURES_AS_NUMBERS })).rows,
+      (await client.query<Row>({ ...statementOf(statements.tail), types: FIGURES_AS_NUMBERS })).rows,
     ]);
     return mergeSpend(
       rollup.map(withBucketTime).map(spendFromRow),

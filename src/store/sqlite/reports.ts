@@ -72,7 +72,12 @@ export class SqliteReports implements ReportsRepository {
   }
 
   async spend(query: SpendQuery): Promise<SpendRow[]> {
-    return this.all(spendSql(query)).map(withBucketTime).map(spendFromRow).filter(nonEmpty);
+    const rows: SpendRow[] = [];
+    for (const row of this.all(spendSql(query))) {
+      const spend = spendFromRow(withBucketTime(row));
+      if (nonEmpty(spend)) rows.push(spend);
+    }
+    return rows;
   }
 
   async refusals(query: SpendQuery): Promise<RefusalRow[]> {
