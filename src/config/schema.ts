@@ -437,6 +437,16 @@ export const ConfigSchema = T.Object(
       },
       { additionalProperties: false, default: {} },
     ),
+    reports: T.Object(
+      {
+        /**
+         * PostgreSQL: how often one replica folds the audit trail and the refusals settled since the
+         * last pass into the hourly rollups (a recurring job), so a report seldom folds much itself.
+         */
+        fold_interval_seconds: T.Integer({ minimum: 1, default: 60 }),
+      },
+      { additionalProperties: false, default: {} },
+    ),
     responses: T.Object(
       {
         /** Used when a POST /v1/responses omits max_output_tokens; absent: the field is required. */

@@ -2,6 +2,7 @@
 export type CsvValue = string | number | boolean | null | undefined;
 
 function field(value: CsvValue): string {
+  if (typeof value === 'number') return String(value);
   if (value === null || value === undefined) return '';
   const text = String(value);
   return /[",\r\n]/.test(text) || text !== text.trim() ? `"${text.replace(/"/g, '""')}"` : text;

@@ -18,8 +18,10 @@ export function nearestRank(sortedAscending: readonly bigint[], percent: number)
 }
 
 /** A bigint as a JSON number; the reports refuse to round an amount past 2^53 - 1 silently. */
+const MAX_JSON_INTEGER = BigInt(Number.MAX_SAFE_INTEGER);
+
 export function jsonInteger(value: bigint): number {
-  if (value > BigInt(Number.MAX_SAFE_INTEGER)) throw new Error('report figure above 2^53 - 1');
+  if (value > MAX_JSON_INTEGER) throw new Error('report figure above 2^53 - 1');
   return Number(value);
 }
 

@@ -6,6 +6,7 @@
  */
 import type { Caller } from '../governance/service.js';
 import type { Store } from '../store/port.js';
+import { addTotals, compareSpendKeys, inKeyOrder, plus } from '../store/report-rows.js';
 import type {
   SpendDimension,
   SpendGroupKey,
@@ -13,7 +14,6 @@ import type {
   SpendTotals,
   TimeBucket,
 } from '../store/reports-port.js';
-import { jsonInteger } from './money.js';
 import { badParameter, Params, type Query } from './params.js';
 import { timeRange } from './range.js';
 
@@ -32,9 +32,6 @@ export const SPEND_FIGURES = [
   'unknown_micros_usd',
   'refused_reservations',
 ] as const;
-const KEY_FIELDS = ['bucket', 'alias', 'connection', 'upstream_model', 'key_id'] as const;
-
-type Figures = Record<(typeof SPEND_FIGURES)[number], bigint>;
 
 function parseGroupBy(value: string | undefined): {
   bucket: TimeBucket | null;
@@ -71,38 +68,52 @@ function parseGroupBy(value: string | undefined): {
   return { bucket, dimensions };
 }
 
-function zero(): Figures {
-  return Object.fromEntries(SPEND_FIGURES.map((name) => [name, 0n])) as Figures;
+type ReportRow = Record<string, string | number>;
+
+/**
+ * One report row: the key's fields, then the figures, always in the same order (JSON key order and
+ * CSV columns; one object shape for every row).
+ */
+function reportRow(key: SpendGroupKey, totals: SpendTotals | undefined, refused: number): ReportRow {
+  const row: ReportRow = {};
+  if (key.bucket !== undefined) row.bucket = key.bucket;
+  if (key.alias !== undefined) row.alias = key.alias;
+  if (key.connection !== undefined) row.connection = key.connection;
+  if (key.upstream_model !== undefined) row.upstream_model = key.upstream_model;
+  if (key.key_id !== undefined) row.key_id = key.key_id;
+  return withFigures(row, totals ?? NO_SPEND, refused);
 }
 
-function fromTotals(totals: SpendTotals): Figures {
-  return {
-    calls: totals.calls,
-    input_tokens: totals.inputTokens,
-    output_tokens: totals.outputTokens,
-    cache_creation_input_tokens: totals.cacheCreationInputTokens,
-    cache_read_input_tokens: totals.cacheReadInputTokens,
-    committed_micros_usd: totals.committedMicrosUsd,
-    unknown_attempts: totals.unknownAttempts,
-    unknown_micros_usd: totals.unknownMicrosUsd,
-    refused_reservations: 0n,
-  };
+function withFigures(row: ReportRow, totals: SpendTotals, refused: number): ReportRow {
+  row.calls = totals.calls;
+  row.input_tokens = totals.inputTokens;
+  row.output_tokens = totals.outputTokens;
+  row.cache_creation_input_tokens = totals.cacheCreationInputTokens;
+  row.cache_read_input_tokens = totals.cacheReadInputTokens;
+  row.committed_micros_usd = totals.committedMicrosUsd;
+  row.unknown_attempts = totals.unknownAttempts;
+  row.unknown_micros_usd = totals.unknownMicrosUsd;
+  row.refused_reservations = refused;
+  return row;
 }
 
-function add(target: Figures, more: Figures): void {
-  for (const name of SPEND_FIGURES) target[name] += more[name];
-}
-
-function render(figures: Figures): Record<string, number> {
-  return Object.fromEntries(SPEND_FIGURES.map((name) => [name, jsonInteger(figures[name])]));
-}
+const NO_SPEND: Readonly<SpendTotals> = {
+  calls: 0,
+  inputTokens: 0,
+  outputTokens: 0,
+  cacheCreationInputTokens: 0,
+  cacheReadInputTokens: 0,
+  committedMicrosUsd: 0,
+  unknownAttempts: 0,
+  unknownMicrosUsd: 0,
+};
 
 export interface SpendReport {
   object: 'spend_report';
   from: string;
   to: string;
   group_by: string[];
-  rows: Array<Record<string, string | number>>;
+  rows: ReportRow[];
   totals: Record<string, number>;
 }
 
@@ -117,46 +128,42 @@ export async function spendReport(
   const { bucket, dimensions } = parseGroupBy(groupBy);
   const range = timeRange(params, nowMs);
   const spendQuery: SpendQuery = { projectId: caller.projectId, ...range, bucket, dimensions };
-  const [spend, refusals] = await Promise.all([
+  const [spendRows, refusalRows] = await Promise.all([
     store.reports.spend(spendQuery),
     store.reports.refusals(spendQuery),
   ]);
-  const groups = new Map<string, { key: SpendGroupKey; figures: Figures }>();
-  const groupOf = (key: SpendGroupKey) => {
-    const id = KEY_FIELDS.map((field) => key[field] ?? '').join('\u0000');
-    let group = groups.get(id);
-    if (!group) {
-      group = { key, figures: zero() };
-      groups.set(id, group);
-    }
-    return group;
-  };
-  for (const row of spend) add(groupOf(row.key).figures, fromTotals(row.totals));
-  for (const row of refusals) groupOf(row.key).figures.refused_reservations += row.refusals;
-  const ordered = [...groups.values()].sort((a, b) => compareKeys(a.key, b.key));
-  const totals = zero();
-  for (const group of ordered) add(totals, group.figures);
+  // One row per group in key order from each read (43,200 rows for 30 days hourly by every
+  // dimension): the two are merged in one pass, figures are exact integers below 2^53 (checked
+  // on every addition, report-rows.ts `plus`), and each report row is built once.
+  const spend = inKeyOrder(spendRows, (into, more) => addTotals(into.totals, more.totals));
+  const refusals = inKeyOrder(refusalRows, (into, more) => {
+    into.refusals = plus(into.refusals, more.refusals);
+  });
+  const rows: ReportRow[] = [];
+  const totals = { ...NO_SPEND };
+  let refused = 0;
+  let s = 0;
+  let r = 0;
+  while (s < spend.length || r < refusals.length) {
+    const spent = spend[s];
+    const refusal = refusals[r];
+    const order =
+      spent === undefined ? 1 : refusal === undefined ? -1 : compareSpendKeys(spent.key, refusal.key);
+    const key = order <= 0 ? spent!.key : refusal!.key;
+    const groupTotals = order <= 0 ? spent!.totals : undefined;
+    const groupRefused = order >= 0 ? refusal!.refusals : 0;
+    if (order <= 0) s++;
+    if (order >= 0) r++;
+    rows.push(reportRow(key, groupTotals, groupRefused));
+    if (groupTotals !== undefined) addTotals(totals, groupTotals);
+    refused = plus(refused, groupRefused);
+  }
   return {
     object: 'spend_report',
     from: range.fromIso,
     to: range.toIso,
     group_by: (groupBy ?? 'day').split(','),
-    rows: ordered.map((group) => ({ ...renderKey(group.key), ...render(group.figures) })),
-    totals: render(totals),
+    rows,
+    totals: withFigures({}, totals, refused) as Record<string, number>,
   };
-}
-
-function renderKey(key: SpendGroupKey): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const field of KEY_FIELDS) if (key[field] !== undefined) out[field] = key[field];
-  return out;
-}
-
-function compareKeys(a: SpendGroupKey, b: SpendGroupKey): number {
-  for (const field of KEY_FIELDS) {
-    const left = a[field] ?? '';
-    const right = b[field] ?? '';
-    if (left !== right) return left < right ? -1 : 1;
-  }
-  return 0;
 }

@@ -113,6 +113,23 @@ function objectSweep(deps: AppDeps & { objects: ObjectStore }): Sweep {
   };
 }
 
+/**
+ * PostgreSQL's hourly report rollups folded in the background (store/postgres/report-fold.ts), as
+ * one recurring job in the store, so one replica folds each pass and a report read after an
+ * upgrade or a burst folds at most one interval of traffic itself. SQLite's rollup is kept by
+ * triggers: no sweep.
+ */
+function reportFoldSweep(deps: { config: Config; store: Store }): Sweep[] {
+  if (deps.store.kind !== 'postgres') return [];
+  return [
+    {
+      name: 'report-fold',
+      intervalMs: deps.config.reports.fold_interval_seconds * 1000,
+      run: () => deps.store.reports.fold(),
+    },
+  ];
+}
+
 export function composeServices(appDeps: AppDeps): Services {
   const base = {
     ...appDeps,
@@ -155,6 +172,7 @@ export function composeServices(appDeps: AppDeps): Services {
       },
       { name: 'batches', intervalMs: jobs.sweep_interval_ms, run: async () => void (await batches.sweep()) },
       objectSweep(deps),
+      ...reportFoldSweep(deps),
     ],
   );
   const authenticator = new Authenticator(store, clock, config.auth.key_cache_ms);

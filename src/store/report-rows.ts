@@ -1,5 +1,5 @@
 /** Row -> domain mappers of the reports sub-port (both adapters; sums arrive as bigint or text). */
-import type { RefusalRow, SpendGroupKey, SpendRow, WorkUnitSpend } from './reports-port.js';
+import type { RefusalRow, SpendGroupKey, SpendRow, SpendTotals, WorkUnitSpend } from './reports-port.js';
 import type { Row } from './rows.js';
 
 /** An exact integer from a driver value: bigint (SQLite safeIntegers), text (PostgreSQL numeric/bigint). */
@@ -21,24 +21,59 @@ function groupKey(row: Row): SpendGroupKey {
   return key;
 }
 
+const FIGURE_LIMIT_MESSAGE =
+  'report figure at or above 2^53 (9,007,199,254,740,992): not exact as a JSON number';
+
+/**
+ * An exact count or sum from a driver value (text from PostgreSQL, a number or bigint from SQLite)
+ * as a JS number. Every integer below 2^53 converts exactly, and anything at or past it converts
+ * to a number that is not a safe integer (conversion rounds monotonically), so the check refuses
+ * it instead of rounding.
+ */
+export function figure(value: unknown): number {
+  if (value === null || value === undefined) return 0;
+  const number = typeof value === 'number' ? value : Number(value);
+  if (!Number.isSafeInteger(number)) throw new Error(`${FIGURE_LIMIT_MESSAGE}: ${String(value)}`);
+  return number;
+}
+
+/** a + b of two figures, refused (never rounded) when the exact sum reaches 2^53. */
+export function plus(a: number, b: number): number {
+  const sum = a + b;
+  if (!Number.isSafeInteger(sum)) throw new Error(FIGURE_LIMIT_MESSAGE);
+  return sum;
+}
+
 export function spendFromRow(row: Row): SpendRow {
   return {
     key: groupKey(row),
     totals: {
-      calls: exact(row.calls),
-      inputTokens: exact(row.input_tokens),
-      outputTokens: exact(row.output_tokens),
-      cacheCreationInputTokens: exact(row.cache_creation_input_tokens),
-      cacheReadInputTokens: exact(row.cache_read_input_tokens),
-      committedMicrosUsd: exact(row.committed),
-      unknownAttempts: exact(row.unknown_attempts),
-      unknownMicrosUsd: exact(row.unknown_committed),
+      calls: figure(row.calls),
+      inputTokens: figure(row.input_tokens),
+      outputTokens: figure(row.output_tokens),
+      cacheCreationInputTokens: figure(row.cache_creation_input_tokens),
+      cacheReadInputTokens: figure(row.cache_read_input_tokens),
+      committedMicrosUsd: figure(row.committed),
+      unknownAttempts: figure(row.unknown_attempts),
+      unknownMicrosUsd: figure(row.unknown_committed),
     },
   };
 }
 
+/** Adds `more` into `sum` (checked). */
+export function addTotals(sum: SpendTotals, more: SpendTotals): void {
+  sum.calls = plus(sum.calls, more.calls);
+  sum.inputTokens = plus(sum.inputTokens, more.inputTokens);
+  sum.outputTokens = plus(sum.outputTokens, more.outputTokens);
+  sum.cacheCreationInputTokens = plus(sum.cacheCreationInputTokens, more.cacheCreationInputTokens);
+  sum.cacheReadInputTokens = plus(sum.cacheReadInputTokens, more.cacheReadInputTokens);
+  sum.committedMicrosUsd = plus(sum.committedMicrosUsd, more.committedMicrosUsd);
+  sum.unknownAttempts = plus(sum.unknownAttempts, more.unknownAttempts);
+  sum.unknownMicrosUsd = plus(sum.unknownMicrosUsd, more.unknownMicrosUsd);
+}
+
 export function refusalFromRow(row: Row): RefusalRow {
-  return { key: groupKey(row), refusals: exact(row.refusals) };
+  return { key: groupKey(row), refusals: figure(row.refusals) };
 }
 
 export function workUnitSpendFromRow(row: Row): WorkUnitSpend {
@@ -54,5 +89,40 @@ export function workUnitSpendFromRow(row: Row): WorkUnitSpend {
 
 /** A spend query over no rows still answers one zero row when ungrouped: drop it (COUNT(*) = 0). */
 export function nonEmpty(row: SpendRow): boolean {
-  return row.totals.calls > 0n;
+  return row.totals.calls > 0;
+}
+
+/** Group keys in code-unit order, field by field, absent fields first (the order of report rows). */
+export function compareSpendKeys(a: SpendGroupKey, b: SpendGroupKey): number {
+  return (
+    compareField(a.bucket, b.bucket) ||
+    compareField(a.alias, b.alias) ||
+    compareField(a.connection, b.connection) ||
+    compareField(a.upstream_model, b.upstream_model) ||
+    compareField(a.key_id, b.key_id)
+  );
+}
+
+function compareField(a: string | undefined, b: string | undefined): number {
+  const left = a ?? '';
+  const right = b ?? '';
+  return left === right ? 0 : left < right ? -1 : 1;
+}
+
+/**
+ * Rows in key order, each key once: sorts (linear on rows already in order, as the stores read
+ * them) and merges neighbours of equal keys into the first with `merge`.
+ */
+export function inKeyOrder<T extends { key: SpendGroupKey }>(
+  rows: T[],
+  merge: (into: T, more: T) => void,
+): T[] {
+  rows.sort((a, b) => compareSpendKeys(a.key, b.key));
+  const out: T[] = [];
+  for (const row of rows) {
+    const last = out[out.length - 1];
+    if (last !== undefined && compareSpendKeys(last.key, row.key) === 0) merge(last, row);
+    else out.push(row);
+  }
+  return out;
 }

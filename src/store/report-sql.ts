@@ -3,13 +3,14 @@
  * PostgreSQL adapter numbers them ($1, $2, ...). The few dialect differences (booleans, the time
  * bucket, the spend source) are parameters of the builders.
  */
-import type {
-  OutcomeListQuery,
-  RunListQuery,
-  SpendDimension,
-  SpendQuery,
-  WorkUnitListQuery,
-  WorkUnitSpendQuery,
+import {
+  type OutcomeListQuery,
+  type RunListQuery,
+  SPEND_DIMENSIONS,
+  type SpendDimension,
+  type SpendQuery,
+  type WorkUnitListQuery,
+  type WorkUnitSpendQuery,
 } from './reports-port.js';
 
 /**
@@ -134,21 +135,19 @@ export function outcomeListSql(dialect: Dialect, query: OutcomeListQuery): State
   };
 }
 
-/** The sums of a spend report over `source`, whose rows carry the audit columns or their rollups. */
+/** The sums of a spend report over a rollup: SQLite's (keyed by state) or PostgreSQL's. */
 const SPEND_SUMS = {
-  perAttempt: `COUNT(*) AS calls,
-    COALESCE(SUM(input_tokens), 0) AS input_tokens,
-    COALESCE(SUM(output_tokens), 0) AS output_tokens,
-    COALESCE(SUM(cache_creation_input_tokens), 0) AS cache_creation_input_tokens,
-    COALESCE(SUM(cache_read_input_tokens), 0) AS cache_read_input_tokens,
-    COALESCE(SUM(cost), 0) AS committed,
-    COALESCE(SUM(CASE WHEN ${UNKNOWN_ATTEMPT_SQL} THEN 1 ELSE 0 END), 0) AS unknown_attempts,
-    COALESCE(SUM(CASE WHEN ${UNKNOWN_ATTEMPT_SQL} THEN cost ELSE 0 END), 0) AS unknown_committed`,
   rolledUp: `SUM(calls) AS calls, SUM(input_tokens) AS input_tokens, SUM(output_tokens) AS output_tokens,
     SUM(cache_creation_input_tokens) AS cache_creation_input_tokens,
     SUM(cache_read_input_tokens) AS cache_read_input_tokens, SUM(committed) AS committed,
     SUM(CASE WHEN ${UNKNOWN_ATTEMPT_SQL} THEN calls ELSE 0 END) AS unknown_attempts,
     SUM(CASE WHEN ${UNKNOWN_ATTEMPT_SQL} THEN committed ELSE 0 END) AS unknown_committed`,
+  /** PostgreSQL's rollup, coarser groups than its key (unknown sums are columns of their own). */
+  facts: `COALESCE(SUM(calls), 0) AS calls, COALESCE(SUM(input_tokens), 0) AS input_tokens,
+    COALESCE(SUM(output_tokens), 0) AS output_tokens,
+    COALESCE(SUM(cache_creation_input_tokens), 0) AS cache_creation_input_tokens,
+    COALESCE(SUM(cache_read_input_tokens), 0) AS cache_read_input_tokens, COALESCE(SUM(committed), 0) AS committed,
+    COALESCE(SUM(unknown_attempts), 0) AS unknown_attempts, COALESCE(SUM(unknown_committed), 0) AS unknown_committed`,
 };
 
 function groupColumns(dimensions: readonly SpendDimension[], bucket: string | null): string[] {
@@ -159,39 +158,97 @@ function groupBy(columns: string[]): string {
   return columns.length === 0 ? '' : ` GROUP BY ${columns.map((_, index) => index + 1).join(', ')}`;
 }
 
-/**
- * SQLite: the hourly rollup (kept by a trigger on audit inserts); PostgreSQL: the audit rows through
- * a covering index (a rollup row would serialise concurrent settlements on one row lock).
- */
-export function spendSql(dialect: Dialect, query: SpendQuery): Statement {
-  const columns =
-    dialect === 'sqlite'
-      ? groupColumns(query.dimensions, sqliteBucket('hour', query.bucket))
-      : groupColumns(query.dimensions, postgresBucket('created_at', query.bucket));
+/** SQLite: the hourly rollup, kept by a trigger on audit inserts. */
+export function spendSql(query: SpendQuery): Statement {
+  assertWholeHours(query);
+  const columns = groupColumns(query.dimensions, sqliteBucket('hour', query.bucket));
   const select = columns.length === 0 ? '' : `${columns.join(', ')}, `;
-  const sql =
-    dialect === 'sqlite'
-      ? `SELECT ${select}${SPEND_SUMS.rolledUp} FROM audit_hourly WHERE project_id = ? AND hour >= ? AND hour < ?`
-      : `SELECT ${select}${SPEND_SUMS.perAttempt} FROM audit WHERE project_id = ? AND created_at >= ? AND created_at < ?`;
-  const range =
-    dialect === 'sqlite' ? [hourKey(query.fromIso), hourKey(query.toIso)] : [query.fromIso, query.toIso];
   return {
-    sql: `${sql}${groupBy(columns)} ORDER BY ${orderBy(columns)}`,
-    values: [query.projectId, ...range],
+    sql: `SELECT ${select}${SPEND_SUMS.rolledUp} FROM audit_hourly WHERE project_id = ? AND hour >= ? AND hour < ?${groupBy(columns)} ORDER BY ${orderBy(columns)}`,
+    values: [query.projectId, hourKey(query.fromIso), hourKey(query.toIso)],
   };
 }
 
-export function refusalSql(dialect: Dialect, query: SpendQuery): Statement {
-  const bucket =
-    dialect === 'sqlite'
-      ? sqliteBucket('substr(created_at, 1, 13)', query.bucket)
-      : postgresBucket('created_at', query.bucket);
-  const columns = groupColumns(query.dimensions, bucket);
-  const select = columns.length === 0 ? '' : `${columns.join(', ')}, `;
+/**
+ * PostgreSQL: the hourly rollup (folded at read time, postgres/report-fold.ts) and the audit rows
+ * above its watermark, two statements to run in ONE snapshot (the caller's REPEATABLE READ
+ * transaction), whose rows the caller adds up per key. `from` and `to` are whole UTC hours (the
+ * rollup's buckets), so both answer exactly. Grouped by hour and every dimension, the rollup rows
+ * are the groups already: read in primary-key order, neither sorted nor aggregated.
+ */
+export function postgresSpendSql(query: SpendQuery): { rollup: Statement; tail: Statement } {
+  assertWholeHours(query);
+  const range = [query.projectId, query.fromIso, query.toIso];
+  const wholeKey = query.bucket === 'hour' && query.dimensions.length === SPEND_DIMENSIONS.length;
+  const rollupColumns = groupColumns(query.dimensions, postgresBucket('hour', query.bucket));
+  const rollupSelect = rollupColumns.length === 0 ? '' : `${rollupColumns.join(', ')}, `;
+  const rollup = wholeKey
+    ? `SELECT ${rollupSelect}${ROLLUP_FIGURES} FROM audit_hourly WHERE project_id = ? AND hour >= ? AND hour < ?
+       ORDER BY project_id, hour, alias, connection, upstream_model, key_id`
+    : `SELECT ${rollupSelect}${SPEND_SUMS.facts} FROM audit_hourly WHERE project_id = ? AND hour >= ? AND hour < ?${groupBy(rollupColumns)}`;
+  const tailColumns = groupColumns(query.dimensions, postgresBucket('created_at', query.bucket));
+  const tailSelect = tailColumns.length === 0 ? '' : `${tailColumns.join(', ')}, `;
   return {
-    sql: `SELECT ${select}COUNT(*) AS refusals FROM refusals WHERE project_id = ? AND created_at >= ? AND created_at < ?${groupBy(columns)} ORDER BY ${orderBy(columns)}`,
-    values: [query.projectId, query.fromIso, query.toIso],
+    rollup: { sql: rollup, values: range },
+    tail: {
+      sql: `SELECT ${tailSelect}COUNT(*) AS calls, COALESCE(SUM(input_tokens), 0) AS input_tokens,
+          COALESCE(SUM(output_tokens), 0) AS output_tokens,
+          COALESCE(SUM(cache_creation_input_tokens), 0) AS cache_creation_input_tokens,
+          COALESCE(SUM(cache_read_input_tokens), 0) AS cache_read_input_tokens, COALESCE(SUM(cost), 0) AS committed,
+          COUNT(*) FILTER (WHERE ${UNKNOWN_ATTEMPT_SQL}) AS unknown_attempts,
+          COALESCE(SUM(cost) FILTER (WHERE ${UNKNOWN_ATTEMPT_SQL}), 0) AS unknown_committed
+        FROM audit WHERE project_id = ? AND sequence > ${watermarkSql('audit')} AND created_at >= ? AND created_at < ?${groupBy(tailColumns)}`,
+      values: range,
+    },
   };
+}
+
+const ROLLUP_FIGURES = `calls, input_tokens, output_tokens, cache_creation_input_tokens, cache_read_input_tokens,
+  committed, unknown_attempts, unknown_committed`;
+
+export function refusalSql(dialect: Dialect, query: SpendQuery): Statement {
+  assertWholeHours(query);
+  if (dialect === 'sqlite') {
+    const columns = groupColumns(query.dimensions, sqliteBucket('substr(created_at, 1, 13)', query.bucket));
+    const select = columns.length === 0 ? '' : `${columns.join(', ')}, `;
+    return {
+      sql: `SELECT ${select}COUNT(*) AS refusals FROM refusals WHERE project_id = ? AND created_at >= ? AND created_at < ?${groupBy(columns)} ORDER BY ${orderBy(columns)}`,
+      values: [query.projectId, query.fromIso, query.toIso],
+    };
+  }
+  const columns = groupColumns(query.dimensions, postgresBucket('hour', query.bucket));
+  const select = columns.length === 0 ? '' : `${columns.join(', ')}, `;
+  const range = [query.projectId, query.fromIso, query.toIso];
+  return {
+    sql: `WITH facts AS (
+      SELECT hour, alias, connection, upstream_model, key_id, refusals
+      FROM refusals_hourly WHERE project_id = ? AND hour >= ? AND hour < ?
+      UNION ALL
+      SELECT ${POSTGRES_HOUR_OF_ROW}, alias, connection, upstream_model, key_id, 1
+      FROM refusals WHERE project_id = ? AND id > ${watermarkSql('refusals')} AND created_at >= ? AND created_at < ?
+    )
+    SELECT ${select}COALESCE(SUM(refusals), 0) AS refusals FROM facts${groupBy(columns)} ORDER BY ${orderBy(columns)}`,
+    values: [...range, ...range],
+  };
+}
+
+/** PostgreSQL: the watermark of a folded source (postgres/report-fold.ts), as a scalar subquery. */
+export function watermarkSql(source: 'audit' | 'refusals'): string {
+  return `(SELECT watermark FROM report_folds WHERE source = '${source}')`;
+}
+
+/** The UTC hour of a raw row, as the PostgreSQL rollups key it. */
+const POSTGRES_HOUR_OF_ROW = "date_trunc('hour', created_at, 'UTC')";
+
+/**
+ * The rollups answer whole hours only; the API admits nothing else (reports/range.ts). A store
+ * caller passing a cut hour is a programming error, never a silently wrong figure.
+ */
+function assertWholeHours(query: SpendQuery): void {
+  for (const iso of [query.fromIso, query.toIso]) {
+    if (Date.parse(iso) % 3_600_000 !== 0)
+      throw new Error(`report range bound ${iso} is not a whole UTC hour`);
+  }
 }
 
 function orderBy(columns: string[]): string {
@@ -225,10 +282,15 @@ export function runAttemptsSql(runId: string, afterSequence: number, limit: numb
   };
 }
 
+/**
+ * The bucket as RFC 3339 text (`2026-11-23T10:00:00.000Z`, as toISOString writes it): formatted once
+ * per group by the database, cheaper than parsing a timestamptz into a Date per row and back.
+ * `hour` (the rollups' column) is its own hourly bucket.
+ */
 function postgresBucket(column: string, bucket: SpendQuery['bucket']): string | null {
   if (bucket === null) return null;
-  // A timestamptz (the adapter renders it RFC 3339): formatting per row would cost more than the sums.
-  return `date_trunc('${bucket}', ${column}, 'UTC')`;
+  const start = bucket === 'hour' && column === 'hour' ? 'hour' : `date_trunc('${bucket}', ${column}, 'UTC')`;
+  return `to_char(${start} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
 }
 
 /**

@@ -73,25 +73,31 @@ export interface SpendGroupKey {
   key_id?: string;
 }
 
+/**
+ * A group's figures: exact integers carried as JS numbers (the adapters refuse any count or sum at
+ * or past 2^53, report-rows.ts `figure`, so a figure is never rounded).
+ */
 export interface SpendTotals {
-  calls: bigint;
-  inputTokens: bigint;
-  outputTokens: bigint;
-  cacheCreationInputTokens: bigint;
-  cacheReadInputTokens: bigint;
-  committedMicrosUsd: bigint;
-  unknownAttempts: bigint;
-  unknownMicrosUsd: bigint;
+  calls: number;
+  inputTokens: number;
+  outputTokens: number;
+  cacheCreationInputTokens: number;
+  cacheReadInputTokens: number;
+  committedMicrosUsd: number;
+  unknownAttempts: number;
+  unknownMicrosUsd: number;
 }
 
+/** One row per group key, in key order (report-rows.ts `compareSpendKeys`). */
 export interface SpendRow {
   key: SpendGroupKey;
   totals: SpendTotals;
 }
 
+/** One row per group key with refusals, in key order. */
 export interface RefusalRow {
   key: SpendGroupKey;
-  refusals: bigint;
+  refusals: number;
 }
 
 /** A reservation that was not admitted (recorded by reports/refusal-recorder.ts). */
@@ -136,6 +142,12 @@ export interface ReportsRepository {
   listAttempts(runId: string, afterSequence: number, limit: number): Promise<AuditEntry[]>;
   spend(query: SpendQuery): Promise<SpendRow[]>;
   refusals(query: SpendQuery): Promise<RefusalRow[]>;
+  /**
+   * Brings the rollups the spend and refusal reads use up to date (PostgreSQL folds the audit rows
+   * and refusals settled since the last fold; SQLite's rollup is kept by triggers: nothing to do).
+   * Run by a recurring sweep so a report seldom folds much itself.
+   */
+  fold(): Promise<void>;
   recordRefusal(refusal: RefusalRecord): Promise<void>;
   workUnitSpend(query: WorkUnitSpendQuery): Promise<WorkUnitSpend[]>;
 }

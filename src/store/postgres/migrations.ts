@@ -10,6 +10,7 @@ import { POSTGRES_FILES_MIGRATION } from './files-migration.js';
 import { POSTGRES_MIGRATION_JOBS_RESOURCES } from './migration-jobs-resources.js';
 import { POSTGRES_MIGRATION_KEYS_CAPS } from './migration-keys-caps.js';
 import { POSTGRES_MIGRATION_RATE_BUCKETS } from './migration-rate-buckets.js';
+import { POSTGRES_MIGRATION_REPORT_ROLLUPS } from './migration-report-rollups.js';
 import { POSTGRES_MIGRATION_REPORTS } from './migration-reports.js';
 import { POSTGRES_MIGRATION_SETTLEMENT_OUTCOMES } from './migration-settlement-outcomes.js';
 
@@ -178,4 +179,5 @@ CREATE TRIGGER audit_append_only_truncate BEFORE TRUNCATE ON audit
   POSTGRES_MIGRATION_RATE_BUCKETS,
   POSTGRES_MIGRATION_REPORTS,
   POSTGRES_MIGRATION_KEYS_CAPS,
+  POSTGRES_MIGRATION_REPORT_ROLLUPS,
 ];

@@ -169,7 +169,11 @@ export class PostgresStore implements Store {
     this.batches = new PostgresBatches((work) => this.transaction(work));
     this.deferredResponses = new PostgresDeferredResponses((work) => this.transaction(work));
     this.rateBuckets = new PostgresRateBuckets((work) => this.transaction(work));
-    this.reports = new PostgresReports((text, values) => this.query(text, values));
+    this.reports = new PostgresReports(
+      (text, values) => this.query(text, values),
+      (work) => this.transaction(work),
+      (work) => this.transaction(work, SNAPSHOT_READ),
+    );
     this.keys = new PostgresKeys(
       (work) => this.transaction(work),
       (idempotency, render, write) => this.idempotent(idempotency, render, write),

@@ -1,18 +1,26 @@
 /**
- * PostgreSQL reports repository (Store.reports). Each read is one statement (one snapshot); sums
+ * PostgreSQL reports repository (Store.reports). Each read is one statement (one snapshot); the
+ * spend and refusal reads first fold what they can into the hourly rollups (report-fold.ts); sums
  * come back as text (numeric/bigint) and are parsed to bigint, never through a float.
  */
-import type pg from 'pg';
+import pg from 'pg';
 import type { AuditEntry, Outcome, Run, WorkUnit } from '../port.js';
-import { nonEmpty, refusalFromRow, spendFromRow, workUnitSpendFromRow } from '../report-rows.js';
+import {
+  addTotals,
+  inKeyOrder,
+  nonEmpty,
+  refusalFromRow,
+  spendFromRow,
+  workUnitSpendFromRow,
+} from '../report-rows.js';
 import {
   numbered,
   outcomeListSql,
+  postgresSpendSql,
   refusalSql,
   runAttemptsSql,
   runListSql,
   type Statement,
-  spendSql,
   workUnitListSql,
   workUnitSpendSql,
 } from '../report-sql.js';
@@ -29,16 +37,63 @@ import type {
   WorkUnitSpendQuery,
 } from '../reports-port.js';
 import { auditFromRow, outcomeFromRow, type Row, runFromRow, workUnitFromRow } from '../rows.js';
+import { type FoldOptions, ReportFolder } from './report-fold.js';
+import type { PgTransaction } from './transaction.js';
 
-/** date_trunc answers a timestamptz (a Date here): the reports carry RFC 3339 text. */
+/** A bucket that arrives as a timestamptz (a Date here): the reports carry RFC 3339 text. */
 function withBucketTime(row: Row): Row {
-  return row.bucket instanceof Date ? { ...row, bucket: row.bucket.toISOString() } : row;
+  if (row.bucket instanceof Date) row.bucket = row.bucket.toISOString();
+  return row;
 }
+
+/** Rollup rows plus the unfolded tail's rows, added up per key, in key order. */
+function mergeSpend(rollup: SpendRow[], tail: SpendRow[]): SpendRow[] {
+  const rows = rollup.filter(nonEmpty);
+  for (const row of tail) if (nonEmpty(row)) rows.push(row);
+  return inKeyOrder(rows, (into, more) => addTotals(into.totals, more.totals));
+}
+
+function statementOf(statement: Statement): { text: string; values: unknown[] } {
+  return { text: numbered(statement.sql), values: statement.values };
+}
+
+/**
+ * The spend read's sums (BIGINT, NUMERIC) parsed straight to JS numbers; report-rows.ts `figure`
+ * then refuses any that is not a safe integer (text at or past 2^53 parses to one that is not).
+ * Other columns (text buckets and dimensions) keep node-postgres's parsers.
+ */
+const INT8 = 20;
+const NUMERIC = 1700;
+const FIGURES_AS_NUMBERS = {
+  getTypeParser: ((oid: number, format?: string) =>
+    oid === INT8 || oid === NUMERIC
+      ? Number
+      : pg.types.getTypeParser(oid, format as 'text')) as typeof pg.types.getTypeParser,
+};
 
 export type PostgresQuery = (text: string, values: unknown[]) => Promise<pg.QueryResult<Row>>;
 
 export class PostgresReports implements ReportsRepository {
-  constructor(private readonly query: PostgresQuery) {}
+  private readonly folder: ReportFolder;
+
+  /**
+   * `transaction` runs READ COMMITTED (the folds), `snapshot` REPEATABLE READ READ ONLY (a report's
+   * statements see one state).
+   */
+  constructor(
+    private readonly query: PostgresQuery,
+    transaction: PgTransaction,
+    private readonly snapshot: PgTransaction,
+    foldOptions?: FoldOptions,
+  ) {
+    this.folder = new ReportFolder(query, transaction, foldOptions);
+  }
+
+  /** Folds the audit trail and the refusals into the hourly rollups as far as is safe now. */
+  async fold(): Promise<void> {
+    await this.folder.fold('audit');
+    await this.folder.fold('refusals');
+  }
 
   private async all(statement: Statement): Promise<Row[]> {
     return (await this.query(numbered(statement.sql), statement.values)).rows;
@@ -61,17 +116,25 @@ export class PostgresReports implements ReportsRepository {
   }
 
   async spend(query: SpendQuery): Promise<SpendRow[]> {
-    return (await this.all(spendSql('postgres', query)))
-      .map(withBucketTime)
-      .map(spendFromRow)
-      .filter(nonEmpty);
+    // A fold only shortens the raw tail the report reads; the figures are exact either way.
+    await this.folder.fold('audit');
+    const statements = postgresSpendSql(query);
+    const [rollup, tail] = await this.snapshot(async (client) => [
+      (await client.query<Row>({ ...statementOf(statements.rollup), types: FIGURES_AS_NUMBERS })).rows,
+      (await client.query<Row>({ ...statementOf(statements.tail), types: FIGURES_AS_NUMBERS })).rows,
+    ]);
+    return mergeSpend(
+      rollup.map(withBucketTime).map(spendFromRow),
+      tail.map(withBucketTime).map(spendFromRow),
+    );
   }
 
   async refusals(query: SpendQuery): Promise<RefusalRow[]> {
+    await this.folder.fold('refusals');
     return (await this.all(refusalSql('postgres', query)))
       .map(withBucketTime)
       .map(refusalFromRow)
-      .filter((row) => row.refusals > 0n);
+      .filter((row) => row.refusals > 0);
   }
 
   async recordRefusal(refusal: RefusalRecord): Promise<void> {

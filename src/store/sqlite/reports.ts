@@ -1,6 +1,7 @@
 /**
  * SQLite reports repository (Store.reports): plain reads on the store's connection (serial with
- * the writes, so every read is one consistent state). Sums are read with safeIntegers (bigint).
+ * the writes, so every read is one consistent state). Sums of the spend report are read as numbers
+ * and checked exact (report-rows.ts `figure`); those of Work Units with safeIntegers (bigint).
  */
 import type Database from 'better-sqlite3';
 import type { AuditEntry, Outcome, Run, WorkUnit } from '../port.js';
@@ -31,7 +32,8 @@ import type {
 import { auditFromRow, outcomeFromRow, type Row, runFromRow, workUnitFromRow } from '../rows.js';
 
 function withBucketTime(row: Row): Row {
-  return row.bucket === undefined ? row : { ...row, bucket: sqliteBucketTime(String(row.bucket)) };
+  if (row.bucket !== undefined) row.bucket = sqliteBucketTime(String(row.bucket));
+  return row;
 }
 
 export type SqliteRead = <T>(query: () => T) => T;
@@ -70,15 +72,23 @@ export class SqliteReports implements ReportsRepository {
   }
 
   async spend(query: SpendQuery): Promise<SpendRow[]> {
-    return this.all(spendSql('sqlite', query), true).map(withBucketTime).map(spendFromRow).filter(nonEmpty);
+    const rows: SpendRow[] = [];
+    for (const row of this.all(spendSql(query))) {
+      const spend = spendFromRow(withBucketTime(row));
+      if (nonEmpty(spend)) rows.push(spend);
+    }
+    return rows;
   }
 
   async refusals(query: SpendQuery): Promise<RefusalRow[]> {
-    return this.all(refusalSql('sqlite', query), true)
+    return this.all(refusalSql('sqlite', query))
       .map(withBucketTime)
       .map(refusalFromRow)
-      .filter((row) => row.refusals > 0n);
+      .filter((row) => row.refusals > 0);
   }
+
+  /** The SQLite rollup is kept by triggers in the writers' transactions: nothing to fold. */
+  async fold(): Promise<void> {}
 
   async recordRefusal(refusal: RefusalRecord): Promise<void> {
     this.transaction(() =>

@@ -1,0 +1,43 @@
+import { describe, expect, it } from 'vitest';
+import { compareSpendKeys, figure, inKeyOrder, plus } from './report-rows.js';
+
+const MAX = Number.MAX_SAFE_INTEGER; // 2^53 - 1
+
+describe('report figures as checked integers', () => {
+  it('reads every integer below 2^53 exactly, from text, number or bigint', () => {
+    expect(figure('9007199254740991')).toBe(MAX);
+    expect(figure(9007199254740991n)).toBe(MAX);
+    expect(figure('0')).toBe(0);
+    expect(figure(null)).toBe(0);
+    expect(figure(42)).toBe(42);
+  });
+
+  it('refuses a value at or past 2^53 instead of rounding it, and anything not an integer', () => {
+    for (const value of ['9007199254740992', '9007199254740993', 2n ** 53n + 1n, 2 ** 53, '12.5', 'x'])
+      expect(() => figure(value)).toThrow(/2\^53/);
+  });
+
+  it('refuses a sum that reaches 2^53', () => {
+    expect(plus(MAX - 1, 1)).toBe(MAX);
+    expect(() => plus(MAX, 1)).toThrow(/2\^53/);
+    expect(() => plus(MAX, MAX)).toThrow(/2\^53/);
+  });
+
+  it('orders keys field by field in code-unit order and merges equal neighbours', () => {
+    const rows = [
+      { key: { bucket: 'b', alias: 'x' }, n: 1 },
+      { key: { bucket: 'a', alias: 'y' }, n: 2 },
+      { key: { bucket: 'b', alias: 'x' }, n: 3 },
+      { key: { bucket: 'a' }, n: 4 },
+    ];
+    const merged = inKeyOrder(rows, (into, more) => {
+      into.n += more.n;
+    });
+    expect(merged.map((row) => [row.key, row.n])).toEqual([
+      [{ bucket: 'a' }, 4],
+      [{ bucket: 'a', alias: 'y' }, 2],
+      [{ bucket: 'b', alias: 'x' }, 4],
+    ]);
+    expect(compareSpendKeys({ alias: '\uffff' }, { alias: '\u{1F600}' })).toBe(1);
+  });
+});
