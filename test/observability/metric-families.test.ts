@@ -113,6 +113,40 @@ describe('rate-limit refusals', () => {
   });
 });
 
+describe('inference rate-limit refusals', () => {
+  let gateway: SimulatedGateway;
+
+  beforeAll(async () => {
+    gateway = await startGateway({
+      observability: createObservability({ metrics: true, tracing: false }),
+      config: {
+        projects: projectsWith((project) => {
+          if (project.id === 'prj_a') project.inference_limits = { requests_per_minute: 2 };
+        }),
+      },
+    });
+  });
+  afterAll(async () => gateway?.close());
+
+  it('are counted by Project, surface inference and the limit that refused', async () => {
+    const key = await gateway.key('prj_a');
+    const statuses: number[] = [];
+    for (let index = 0; index < 4; index++)
+      statuses.push((await postMessages(gateway.url, key, messageBody('fallback'))).status);
+    expect(statuses).toEqual([200, 200, 429, 429]);
+    const samples = await scrape(gateway.url, await gateway.key('prj_b'));
+    expect(
+      total(samples, 'svc_rate_limit_refusals_total', {
+        project: 'prj_a',
+        surface: 'inference',
+        limit: 'project_requests',
+      }),
+    ).toBe(2);
+    expect(total(samples, 'svc_rate_limit_refusals_total')).toBe(2);
+    expect(total(samples, 'svc_reservations_admitted_total', { project: 'prj_a' })).toBe(2);
+  });
+});
+
 describe('governance write log lines and request ids', () => {
   let gateway: TestGateway;
 
