@@ -13,7 +13,7 @@ import { GatewayError, StoreUnavailableError } from '../errors/gateway-error.js'
 import type { Clock } from '../lib/clock.js';
 import { newId, randomBase32 } from '../lib/ids.js';
 import type { RateTicket } from '../limits/inference-limits.js';
-import type { AttemptUsage, SettledAttempt, SettleInput, Store } from '../store/port.js';
+import type { AttemptUsage, ReapedAttempt, SettledAttempt, SettleInput, Store } from '../store/port.js';
 import {
   type AttemptLabels,
   type AttemptObserver,
@@ -281,6 +281,31 @@ export class Ledger {
     await this.retry(write, leaseExpiresMs, 'settlement', input.attemptId);
   }
 
+  /**
+   * The reaper's full commits: counted in svc_lease_expired_attempts_total and, like any other
+   * settlement, in the settlement and cost series with the labels stored with each attempt, so the
+   * counters stay equal to the audit trail when a lease passes.
+   */
+  private reportReaped(reaped: ReapedAttempt[], settledAt: string): void {
+    this.observer.leaseExpired(reaped.length);
+    for (const attempt of reaped) {
+      this.reportHeld(
+        {
+          attemptId: attempt.attemptId,
+          state: 'unknown',
+          costMicrosUsd: 0,
+          usage: null,
+          outcome: 'lease_expired',
+          httpStatus: null,
+          durationMs: attempt.durationMs,
+          settledAt,
+        },
+        attempt,
+        'lease_expired',
+      );
+    }
+  }
+
   private reportHeld(input: SettleInput, settled: SettledAttempt, errorType: string | null): void {
     const labels: AttemptLabels = {
       projectId: settled.projectId,
@@ -334,7 +359,7 @@ export class Ledger {
           : {}),
         ms: input.durationMs,
       },
-      'background attempt settled',
+      input.outcome === 'lease_expired' ? 'attempt committed by the reaper' : 'background attempt settled',
     );
   }
 
@@ -391,18 +416,26 @@ export class Ledger {
   async startReaper(reclaimOthers: boolean): Promise<void> {
     const nowIso = () => new Date(this.clock.now()).toISOString();
     if (reclaimOthers) {
-      const reaped = await this.store.reapExpiredAttempts(nowIso(), this.owner);
-      if (reaped > 0) {
-        this.observer.leaseExpired(reaped);
-        this.logger.warn({ reaped }, 'committed the reservations of attempts left by a previous process');
+      const now = nowIso();
+      const reaped = await this.store.reapExpiredAttempts(now, this.owner);
+      if (reaped.length > 0) {
+        this.reportReaped(reaped, now);
+        this.logger.warn(
+          { reaped: reaped.length },
+          'committed the reservations of attempts left by a previous process',
+        );
       }
     }
     this.reaper = setInterval(() => {
-      this.store.reapExpiredAttempts(nowIso()).then(
+      const now = nowIso();
+      this.store.reapExpiredAttempts(now).then(
         (reaped) => {
-          if (reaped > 0) {
-            this.observer.leaseExpired(reaped);
-            this.logger.warn({ reaped }, 'committed the reservations of attempts whose lease expired');
+          if (reaped.length > 0) {
+            this.reportReaped(reaped, now);
+            this.logger.warn(
+              { reaped: reaped.length },
+              'committed the reservations of attempts whose lease expired',
+            );
           }
         },
         (error: unknown) => this.logger.warn({ err: error }, 'reaper could not reach the store'),

@@ -96,7 +96,8 @@ amount the store committed, read back in the settling transaction. A settlement 
 attempt settled already (a cancel that lost a race, the expiry sweep) writes nothing and counts
 nothing. So, summed over every replica, the counters equal the audit trail, background work
 included: aggregate with \`sum\` across instances. The reaper's full commits of attempts whose lease
-passed are counted only in \`svc_lease_expired_attempts_total\` (not in the cost counter).
+passed are counted in \`svc_lease_expired_attempts_total\` and, like any settlement, in the settlement
+(outcome \`lease_expired\`) and cost series, with the labels stored with each attempt.
 \`svc_background_jobs_total\` counts transitions: \`enqueued\` when a batch or background response
 is stored (and each recurring sweep), \`claimed\` when a replica takes the job, \`released\` when a
 run ends with the job due again (a batch poll), \`completed\` when it is done.

@@ -217,6 +217,12 @@ export interface SettleInput {
   settledAt: string;
 }
 
+/** An attempt the reaper committed in full (outcome lease_expired). */
+export interface ReapedAttempt extends SettledAttempt {
+  attemptId: string;
+  durationMs: number;
+}
+
 /** An attempt as one settlement left it: who and what it was, and what the settlement committed. */
 export interface SettledAttempt {
   projectId: string;
@@ -347,8 +353,9 @@ export interface Store {
   renewLease(attemptId: string, leaseExpiresAt: string): Promise<void>;
   /**
    * Commits the full reservation of attempts whose lease passed unsettled, and (when given) of every
-   * unsettled attempt not owned by `liveOwner` (SQLite: the previous process died). Returns how many.
+   * unsettled attempt not owned by `liveOwner` (SQLite: the previous process died). Returns each
+   * attempt as its settlement (outcome lease_expired) left it, for the metrics and the log.
    */
-  reapExpiredAttempts(nowIso: string, liveOwner?: string): Promise<number>;
+  reapExpiredAttempts(nowIso: string, liveOwner?: string): Promise<ReapedAttempt[]>;
   listAudit(query: AuditQuery): Promise<AuditEntry[]>;
 }

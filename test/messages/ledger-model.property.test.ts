@@ -277,8 +277,9 @@ class AdvanceAndReap implements LedgerCommand {
       attempt.state = 'unknown';
       attempt.cost = attempt.reservation;
     }
-    if (real.exclusive) expect(reaped).toBe(expired.length);
-    else expect(reaped).toBeGreaterThanOrEqual(expired.length);
+    if (real.exclusive) expect(reaped).toHaveLength(expired.length);
+    else expect(reaped.length).toBeGreaterThanOrEqual(expired.length);
+    for (const attempt of reaped) expect(attempt.committedMicrosUsd).toBe(attempt.reservationMicrosUsd);
     await checkInvariants(model, real);
   }
   toString(): string {

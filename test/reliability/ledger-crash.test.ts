@@ -185,6 +185,17 @@ describe('reliability: the ledger across process deaths and shutdowns [sqlite]',
     const outcomes = await inspector.rows(`SELECT DISTINCT outcome FROM attempts WHERE run_id = '${runId}'`);
     expect(outcomes).toEqual([{ outcome: 'lease_expired' }]);
     expect(gateway.output()).toMatch(/"reaped":4[,}].*previous process/);
+    // The restarted process reports the reaper's commits like any settlement: its cost counter and
+    // its lease_expired settlements equal what the audit trail committed.
+    const scraped = (await get(gateway.url, gateway.key, '/metrics')).body.text as string;
+    const summed = (name: string, filter: string) =>
+      scraped
+        .split('\n')
+        .filter((line) => line.startsWith(`${name}{`) && line.includes(filter))
+        .reduce((total, line) => total + Number(line.slice(line.lastIndexOf(' ') + 1)), 0);
+    expect(summed('svc_cost_micros_usd_total', 'project=')).toBe(sum);
+    expect(summed('svc_settlements_total', 'outcome="lease_expired"')).toBe(STREAMS);
+    expect(scraped).toMatch(new RegExp(`^svc_lease_expired_attempts_total ${STREAMS}$`, 'm'));
 
     // The Run keeps working after the recovery: a new call settles normally on top.
     const next = await call(gateway.url, 'POST', '/v1/messages', {

@@ -181,7 +181,7 @@ export function defineCapsContract(name: string, open: () => Promise<StoreHarnes
       const released = await reserve({ keyId, amount: 300, projectCaps });
       await settle(released, 'released', 0);
       await reserve({ keyId, amount: 200, projectCaps, now: T0 - 120_000 });
-      expect(await store.reapExpiredAttempts(iso(T0 + 1))).toBe(1);
+      expect(await store.reapExpiredAttempts(iso(T0 + 1))).toHaveLength(1);
       // Committed: 300 (unknown) + 200 (reaped) = 500 on both caps; 500 left, not 501.
       expect(await codeOf(reserve({ keyId, amount: 501, projectCaps }))).toBe('project_budget_exceeded');
       expect(await codeOf(reserve({ keyId, amount: 501 }))).toBe('key_budget_exceeded');

@@ -517,13 +517,22 @@ export function defineStoreContract(name: string, open: () => Promise<StoreHarne
         const id = await run(await workUnit(), 1000);
         await reserve(id, 400, T0, newId('att'), 1000);
         await reserve(id, 100, T0, newId('att'), 60_000);
-        expect(await store.reapExpiredAttempts(iso(5000))).toBe(1);
+        const reaped = await store.reapExpiredAttempts(iso(5000));
+        expect(reaped).toHaveLength(1);
+        // What the metrics report: the attempt's stored labels and the full reservation committed.
+        expect(reaped[0]).toMatchObject({
+          projectId: PROJECT,
+          runId: id,
+          reservationMicrosUsd: 400,
+          committedMicrosUsd: 400,
+          durationMs: 5000,
+        });
         expect(await store.getRun(PROJECT, id)).toMatchObject({
           committedMicrosUsd: 400,
           reservedMicrosUsd: 100,
           unknownAttempts: 1,
         });
-        expect(await store.reapExpiredAttempts(iso(5000), 'another-owner')).toBe(1);
+        expect(await store.reapExpiredAttempts(iso(5000), 'another-owner')).toHaveLength(1);
         expect(await store.getRun(PROJECT, id)).toMatchObject({
           committedMicrosUsd: 500,
           reservedMicrosUsd: 0,

@@ -18,7 +18,7 @@
 import type pg from 'pg';
 import { type CounterKey, counterKeys, recordedCounters } from '../../ledger/spend-caps.js';
 import { counterSettlements } from '../cap-tally.js';
-import type { ReserveInput, SettledAttempt, SettleInput } from '../port.js';
+import type { ReapedAttempt, ReserveInput, SettledAttempt, SettleInput } from '../port.js';
 import { type Row, runFromRow, settledAttemptFromRow } from '../rows.js';
 import { reserveFailure, settlementAmounts } from '../rules.js';
 import { addReservationsIn, prepareCapsIn, settleCountersIn } from './caps.js';
@@ -157,8 +157,12 @@ export async function renewLeaseIn(
   ]);
 }
 
-/** Commits the full reservation of every claimable orphan; returns how many. */
-export async function reapIn(client: pg.PoolClient, nowIso: string, liveOwner?: string): Promise<number> {
+/** Commits the full reservation of every claimable orphan; returns each as its settlement left it. */
+export async function reapIn(
+  client: pg.PoolClient,
+  nowIso: string,
+  liveOwner?: string,
+): Promise<ReapedAttempt[]> {
   const orphanFilter =
     liveOwner === undefined
       ? 'lease_expires_at <= $1'
@@ -171,8 +175,10 @@ export async function reapIn(client: pg.PoolClient, nowIso: string, liveOwner?: 
   );
   const nowMs = Date.parse(nowIso);
   const caps: CapSettlement[] = [];
+  const reaped: ReapedAttempt[] = [];
   for (const attempt of claimed.rows) {
     const createdMs = new Date(attempt.created_at as Date | string).getTime();
+    const durationMs = Math.max(0, nowMs - createdMs);
     const settlement = await settleLocked(client, attempt, {
       attemptId: String(attempt.id),
       state: 'unknown',
@@ -180,13 +186,18 @@ export async function reapIn(client: pg.PoolClient, nowIso: string, liveOwner?: 
       usage: null,
       outcome: 'lease_expired',
       httpStatus: null,
-      durationMs: Math.max(0, nowMs - createdMs),
+      durationMs,
       settledAt: nowIso,
     });
     caps.push(settlement);
+    reaped.push({
+      ...settledAttemptFromRow(attempt, settlement.commit),
+      attemptId: String(attempt.id),
+      durationMs,
+    });
   }
   // Counters after every Run, so the reaper (which holds several Runs) never waits for a Run while
   // holding a counter.
   await settleCountersIn(client, counterSettlements(caps));
-  return claimed.rows.length;
+  return reaped;
 }

@@ -224,7 +224,8 @@ describePostgres('postgres store', () => {
         first.reapExpiredAttempts(iso(5000)),
         second.reapExpiredAttempts(iso(5000)),
       ]);
-      expect(reaped[0] + reaped[1]).toBe(30);
+      expect(reaped[0].length + reaped[1].length).toBe(30);
+      expect(new Set([...reaped[0], ...reaped[1]].map((attempt) => attempt.attemptId)).size).toBe(30);
       const runs = await Promise.all(runIds.map((id) => first.getRun(PROJECT, id)));
       expect(runs.map((run) => run?.unknownAttempts)).toEqual([15, 15]);
       expect(runs.map((run) => run?.reservedMicrosUsd)).toEqual([0, 0]);

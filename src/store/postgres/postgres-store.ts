@@ -24,6 +24,7 @@ import type {
   NewKey,
   Outcome,
   OutcomeDefinition,
+  ReapedAttempt,
   Render,
   ReportOutcomeInput,
   ReserveInput,
@@ -528,7 +529,7 @@ export class PostgresStore implements Store {
     );
   }
 
-  async reapExpiredAttempts(nowIso: string, liveOwner?: string): Promise<number> {
+  async reapExpiredAttempts(nowIso: string, liveOwner?: string): Promise<ReapedAttempt[]> {
     return this.transaction((client) => reapIn(client, nowIso, liveOwner));
   }
 

@@ -23,6 +23,7 @@ import type {
   NewKey,
   Outcome,
   OutcomeDefinition,
+  ReapedAttempt,
   Render,
   ReportOutcomeInput,
   ReserveInput,
@@ -747,7 +748,7 @@ export class SqliteStore implements Store {
     });
   }
 
-  async reapExpiredAttempts(nowIso: string, liveOwner?: string): Promise<number> {
+  async reapExpiredAttempts(nowIso: string, liveOwner?: string): Promise<ReapedAttempt[]> {
     return this.transaction(() => {
       const orphans = (
         liveOwner === undefined
@@ -759,19 +760,23 @@ export class SqliteStore implements Store {
               "SELECT id, created_at FROM attempts WHERE state = 'reserved' AND (lease_expires_at <= ? OR (owner <> ? AND owner NOT LIKE 'job:%'))",
             ).all(nowIso, liveOwner)
       ) as Row[];
+      const reaped: ReapedAttempt[] = [];
       for (const row of orphans) {
-        this.settleInTransaction({
-          attemptId: String(row.id),
+        const attemptId = String(row.id);
+        const durationMs = Math.max(0, Date.parse(nowIso) - Date.parse(String(row.created_at)));
+        const settled = this.settleInTransaction({
+          attemptId,
           state: 'unknown',
           costMicrosUsd: 0,
           usage: null,
           outcome: 'lease_expired',
           httpStatus: null,
-          durationMs: Date.parse(nowIso) - Date.parse(String(row.created_at)),
+          durationMs,
           settledAt: nowIso,
         });
+        if (settled) reaped.push({ ...settled, attemptId, durationMs });
       }
-      return orphans.length;
+      return reaped;
     });
   }
 
