@@ -13,9 +13,11 @@
  * one per name, enqueued by every replica at start (a no-op when the job exists) and claimed with
  * a lease like any job: one replica runs each pass, which reschedules itself `intervalMs` later.
  */
+import { SpanKind, SpanStatusCode } from '@opentelemetry/api';
 import type { Logger } from 'pino';
 import type { Clock } from '../lib/clock.js';
 import { randomBase32 } from '../lib/ids.js';
+import { tracer } from '../observability/tracing.js';
 import type { JobKind, JobRecord, JobsRepository } from '../store/jobs-port.js';
 
 export type JobOutcome = { kind: 'done' } | { kind: 'retry'; afterMs: number };
@@ -130,9 +132,7 @@ export class JobWorker {
     let outcome: JobOutcome;
     try {
       outcome =
-        job.kind === 'sweep'
-          ? await this.runSweep(job)
-          : await this.handlers[job.kind](job, { signal: abort.signal });
+        job.kind === 'sweep' ? await this.runSweep(job) : await this.runHandler(job, job.kind, abort.signal);
     } catch (error) {
       const backoff = Math.min(60_000, job.attempts * this.settings.pollIntervalMs);
       this.logger.warn({ err: error, job: job.id, attempts: job.attempts }, 'job failed; it will be retried');
@@ -159,6 +159,38 @@ export class JobWorker {
     }
     // Something finished: look for more work without waiting for the next tick.
     if (!this.stopped) setImmediate(() => void this.tick());
+  }
+
+  /**
+   * A batch or background response job, inside a root span (`svc.job <kind>`): its upstream calls
+   * carry that span's `traceparent` and the lines it logs carry its trace and span ids, when tracing
+   * is on (without an SDK the span is the API's no-op). Sweeps run untraced: one trace per pass
+   * would be noise.
+   */
+  private runHandler(
+    job: JobRecord,
+    kind: Exclude<JobKind, 'sweep'>,
+    signal: AbortSignal,
+  ): Promise<JobOutcome> {
+    const attributes = {
+      'svc.job.id': job.id,
+      'svc.job.kind': job.kind,
+      'svc.job.resource_id': job.resourceId,
+    };
+    return tracer().startActiveSpan(
+      `svc.job ${job.kind}`,
+      { kind: SpanKind.INTERNAL, attributes },
+      async (span) => {
+        try {
+          return await this.handlers[kind](job, { signal });
+        } catch (error) {
+          span.setStatus({ code: SpanStatusCode.ERROR, message: String(error) });
+          throw error;
+        } finally {
+          span.end();
+        }
+      },
+    );
   }
 
   /** One pass of a sweep, then the same job again one interval later. */

@@ -177,7 +177,10 @@ Span tree of a model call:
 
 A background attempt (batch, deferred response) has one client span too, from its reservation to its
 settlement, with the same attributes, made by the process that settles it: in the trace of the request
-that settled it (a cancel) or as a root span (the job).
+that settled it (a cancel) or under the job's root span. Each batch or background-response job runs in
+a root span \`svc.job <kind>\` (internal; \`svc.job.id\`, \`svc.job.kind\`, \`svc.job.resource_id\`):
+its upstream calls carry that trace's \`traceparent\` and the lines it logs carry its trace and span
+ids. Sweeps and the reaper run untraced.
 
 To send traces to a collector, run an OpenTelemetry Collector with the OTLP receiver's HTTP
 protocol enabled (port 4318) and point \`tracing.endpoint\` at its \`/v1/traces\`; the collector
@@ -199,7 +202,7 @@ ends (a stream: after its last frame, once its attempt is settled), with:
   \`input_tokens\`, \`output_tokens\`, \`cache_creation_input_tokens\`, \`cache_read_input_tokens\`;
 - governance writes: \`resource\` (the route, for example \`/svc/v1/runs\`) and \`resource_id\`;
   a Run created or closed is also named as \`run\`;
-- with tracing on, \`trace_id\` and \`span_id\` on every line written inside a traced request.
+- with tracing on, \`trace_id\` and \`span_id\` on every line written inside a traced request or job.
 
 A background attempt settles outside any request, so its settlement writes its own line,
 \`background attempt settled\`, once per attempt (whichever replica settles it): \`project\`, \`key\`,

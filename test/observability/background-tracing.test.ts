@@ -1,7 +1,7 @@
 /**
  * The span of a background attempt: one CLIENT span from its reservation to its settlement, made
  * by the process that settles it, in the trace of the request that settled it (a cancel) or as a
- * root span (the job), carrying the settlement outcome and the audited cost.
+ * job's root span (`svc.job <kind>`, whose trace the upstream call and the log lines carry), carrying the settlement outcome and the audited cost.
  */
 import { InMemorySpanExporter } from '@opentelemetry/sdk-trace';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -61,7 +61,22 @@ describe('background attempt spans', () => {
       (row) => row.attemptId === attemptId,
     );
     expect(span!.name).toBe('chat resp-model');
-    expect(span!.parentSpanContext?.spanId).toBeUndefined();
+    // Settled by the job, inside the job's root span; the upstream call carried that trace.
+    const jobSpan = exporter
+      .getFinishedSpans()
+      .find((candidate) => candidate.spanContext().spanId === span!.parentSpanContext?.spanId);
+    expect(jobSpan?.name).toBe('svc.job response');
+    expect(jobSpan?.parentSpanContext?.spanId).toBeUndefined();
+    expect(jobSpan?.attributes['svc.job.resource_id']).toBe(created.body.id);
+    const upstream = sim.requests().filter((request) => request.path === '/v1/responses');
+    expect(String(upstream.at(-1)?.headers.traceparent)).toMatch(
+      new RegExp(`^00-${jobSpan!.spanContext().traceId}-[0-9a-f]{16}-01$`),
+    );
+    // The settlement's log line carries the job's trace.
+    const settledLine = gateway.logs
+      .map((text) => JSON.parse(text) as Record<string, unknown>)
+      .find((line) => line.msg === 'background attempt settled' && line.attempt === attemptId);
+    expect(settledLine?.trace_id).toBe(jobSpan!.spanContext().traceId);
     expect(span!.attributes).toMatchObject({
       'gen_ai.provider.name': 'vendorb',
       'gen_ai.request.model': 'resp-model',

@@ -25,6 +25,7 @@ import { createLogger } from '../../src/lib/logger.js';
 import { hashSecret, newKeySecret } from '../../src/lib/secrets.js';
 import type { Limiter } from '../../src/limits/limiter.js';
 import { openObjectStore } from '../../src/objects/open-objects.js';
+import { traceFields } from '../../src/observability/log-fields.js';
 import type { Observability } from '../../src/observability/observability.js';
 import { instrumentStore } from '../../src/observability/store-instrumentation.js';
 import { refusalRecorder } from '../../src/reports/refusal-recorder.js';
@@ -107,6 +108,8 @@ export async function startTestGateway(options: TestGatewayOptions = {}): Promis
         done();
       },
     }),
+    // As main.ts: with tracing on, every line carries the active trace and span ids.
+    options.observability?.tracing ? traceFields : undefined,
   );
   const opened = await openStore(config, environment);
   const store = options.observability ? instrumentStore(opened, options.observability) : opened;
