@@ -49,6 +49,8 @@ const TEXT = 'The quick brown fox jumps over the lazy dog. '.repeat(21);
 const body = (stream: boolean, model = 'bench') =>
   JSON.stringify({ model, max_tokens: 256, stream, messages: [{ role: 'user', content: TEXT }] });
 const ONLY = process.env.BENCH_ONLY?.split(',');
+/** BENCH_NODE_ARGS="--flag ...": node flags for the SQLite gateway only (A/B of V8 flags). */
+const GATEWAY_NODE_ARGS = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
 const want = (group: string) => !ONLY || ONLY.includes(group);
 const PRICE = '{ input_per_mtok_micros: 3000000, output_per_mtok_micros: 15000000 }';
 
@@ -445,7 +447,7 @@ async function main() {
       simulatorPort,
       `{ kind: sqlite, sqlite: { path: ${join(folder, 'svc.db')} } }`,
       {},
-      profile ? ['--cpu-prof', `--cpu-prof-dir=${profile}`] : [],
+      [...GATEWAY_NODE_ARGS, ...(profile ? ['--cpu-prof', `--cpu-prof-dir=${profile}`] : [])],
     );
     stops.push(sqlite.process.stop);
     const world: World = {

@@ -1,5 +1,5 @@
 /**
- * Schemas of the Messages request pieces, compiled once at load.
+ * Schemas of the Messages request pieces, each compiled on first use.
  *
  * The walk in validate-messages.ts dispatches by hand on what needs a mode decision (top-level
  * keys, message roles, block and tool types) and hands each leaf object to one of these compiled
@@ -19,15 +19,22 @@ export const MIN_THINKING_BUDGET = 1024;
 /** top_k bound: a 32-bit signed integer, what the upstream wires carry (1e300 is an "integer" to JSON Schema). */
 export const MAX_TOP_K = 2_147_483_647;
 
-const ajv = new Ajv({
-  allErrors: false,
-  strict: false,
-  coerceTypes: false,
-  useDefaults: false,
-  discriminator: true,
-  // Errors carry their schema: used to list the allowed values of a discriminator. Costs nothing on success.
-  verbose: true,
-});
+// Compiling every validator at load cost ~35 MB of resident memory for the process's lifetime (the
+// compiles' garbage grew the V8 heap before the first request) while a deployment uses a few of
+// them; each is compiled the first time a request needs it instead (docs/performance.md).
+let ajvInstance: Ajv | undefined;
+const ajv = (): Ajv => (ajvInstance ??= newAjv());
+
+const newAjv = (): Ajv =>
+  new Ajv({
+    allErrors: false,
+    strict: false,
+    coerceTypes: false,
+    useDefaults: false,
+    discriminator: true,
+    // Errors carry their schema: used to list the allowed values of a discriminator. Costs nothing on success.
+    verbose: true,
+  });
 
 const NonEmpty = T.String({ minLength: 1 });
 const AnyObject = T.Object({}, { additionalProperties: true });
@@ -257,23 +264,36 @@ const MessagesTopLevel = T.Object(
 
 const CountTokensTopLevel = T.Object(sharedFields, { additionalProperties: true });
 
-function compileAll<K extends string>(schemas: Record<K, TSchema>): Record<K, ValidateFunction> {
-  const compiled = {} as Record<K, ValidateFunction>;
-  for (const key of Object.keys(schemas) as K[]) compiled[key] = ajv.compile(schemas[key]);
-  return compiled;
+/** One validator per schema, compiled the first time its property is read. */
+function lazyValidators<K extends string>(
+  schemas: Record<K, TSchema>,
+): Readonly<Record<K, ValidateFunction>> {
+  const validators = {} as Record<K, ValidateFunction>;
+  for (const key of Object.keys(schemas) as K[]) {
+    Object.defineProperty(validators, key, {
+      enumerable: true,
+      configurable: true,
+      get() {
+        const compiled = ajv().compile(schemas[key]);
+        Object.defineProperty(validators, key, { value: compiled, enumerable: true });
+        return compiled;
+      },
+    });
+  }
+  return validators;
 }
 
 export const BLOCK_VALIDATORS = {
-  portable: compileAll(blockSchemas(false)),
-  native: { ...compileAll(blockSchemas(true)), ...compileAll(nativeOnlyBlockSchemas()) },
+  portable: lazyValidators(blockSchemas(false)),
+  native: lazyValidators({ ...blockSchemas(true), ...nativeOnlyBlockSchemas() }),
 };
 
 export const TOOL_VALIDATORS = {
-  portable: compileAll(toolSchemas(false)),
-  native: { ...compileAll(toolSchemas(true)), defined: ajv.compile(DefinedTool) },
+  portable: lazyValidators(toolSchemas(false)),
+  native: lazyValidators({ ...toolSchemas(true), defined: DefinedTool }),
 };
 
-export const TOP_LEVEL_VALIDATORS = {
-  messages: ajv.compile(MessagesTopLevel),
-  countTokens: ajv.compile(CountTokensTopLevel),
-};
+export const TOP_LEVEL_VALIDATORS = lazyValidators({
+  messages: MessagesTopLevel,
+  countTokens: CountTokensTopLevel,
+});
