@@ -73,8 +73,9 @@ export function registerRateLimitHeaders(app: FastifyInstance): void {
     request.svcRateScope = scope;
     runInRateScope(scope, done);
   });
-  app.addHook('onSend', async (request, reply, payload) => {
+  // Callback style, like the other per-request hooks: no promise per /v1 answer.
+  app.addHook('onSend', (request, reply, payload, done) => {
     if (request.svcRateScope?.state) reply.headers(rateLimitHeadersOf(request));
-    return payload;
+    done(null, payload);
   });
 }

@@ -17,19 +17,25 @@ import {
   type TakeResult,
 } from './limiter.js';
 
-const TAKE_SCRIPT = `
+/**
+ * The bucket at \`now\`, in Lua, shared by every script: a key with no state is full; otherwise its
+ * tokens refill at \`rate\` per second since it was last written, up to \`burst\`.
+ */
+const REFILL_LUA = `
+local function refill(key, now, rate, burst)
+  local stored = redis.call('HMGET', key, 'tokens', 'updated')
+  if not stored[1] then return burst, now end
+  local elapsed = math.max(0, now - tonumber(stored[2]))
+  return math.min(burst, tonumber(stored[1]) + elapsed / 1000 * rate), math.max(now, tonumber(stored[2]))
+end
+`;
+
+const TAKE_SCRIPT = `${REFILL_LUA}
 local units = tonumber(ARGV[1])
 local rate = tonumber(ARGV[2])
 local burst = tonumber(ARGV[3])
 local now = tonumber(ARGV[4])
-local stored = redis.call('HMGET', KEYS[1], 'tokens', 'updated')
-local tokens = burst
-local updated = now
-if stored[1] then
-  local elapsed = math.max(0, now - tonumber(stored[2]))
-  tokens = math.min(burst, tonumber(stored[1]) + elapsed / 1000 * rate)
-  updated = math.max(now, tonumber(stored[2]))
-end
+local tokens, updated = refill(KEYS[1], now, rate, burst)
 local allowed = 0
 local wait = 0
 if tokens >= units then
@@ -49,7 +55,7 @@ return {allowed, wait}
  * takeFromBuckets() in Lua: KEYS are the buckets; ARGV is now, then (units, rate, burst) per key.
  * Answers allowed, then (allowed, wait, remaining, fullIn) per key (wait -1 = never).
  */
-const TAKE_ALL_SCRIPT = `
+const TAKE_ALL_SCRIPT = `${REFILL_LUA}
 local now = tonumber(ARGV[1])
 local states = {}
 local all = 1
@@ -57,13 +63,7 @@ for i, key in ipairs(KEYS) do
   local units = tonumber(ARGV[3 * i - 1])
   local rate = tonumber(ARGV[3 * i])
   local burst = tonumber(ARGV[3 * i + 1])
-  local stored = redis.call('HMGET', key, 'tokens', 'updated')
-  local tokens = burst
-  local updated = now
-  if stored[1] then
-    tokens = math.min(burst, tonumber(stored[1]) + math.max(0, now - tonumber(stored[2])) / 1000 * rate)
-    updated = math.max(now, tonumber(stored[2]))
-  end
+  local tokens, updated = refill(key, now, rate, burst)
   states[i] = {units, rate, burst, tokens, updated}
   if tokens < units then all = 0 end
 end
@@ -90,19 +90,13 @@ return reply
 `;
 
 /** adjustBucket() in Lua, per key: ARGV is now, then (units, rate, burst) per key (units < 0: remove). */
-const ADJUST_ALL_SCRIPT = `
+const ADJUST_ALL_SCRIPT = `${REFILL_LUA}
 local now = tonumber(ARGV[1])
 for i, key in ipairs(KEYS) do
   local units = tonumber(ARGV[3 * i - 1])
   local rate = tonumber(ARGV[3 * i])
   local burst = tonumber(ARGV[3 * i + 1])
-  local stored = redis.call('HMGET', key, 'tokens', 'updated')
-  local tokens = burst
-  local updated = now
-  if stored[1] then
-    tokens = math.min(burst, tonumber(stored[1]) + math.max(0, now - tonumber(stored[2])) / 1000 * rate)
-    updated = math.max(now, tonumber(stored[2]))
-  end
+  local tokens, updated = refill(key, now, rate, burst)
   tokens = math.min(burst, math.max(0, tokens + units))
   redis.call('HSET', key, 'tokens', string.format('%.17g', tokens), 'updated', string.format('%d', updated))
   redis.call('PEXPIRE', key, math.ceil(burst / rate * 1000) + 60000)
