@@ -14,6 +14,13 @@ export function unknownField(name: string): GatewayError {
   return new GatewayError('invalid_request', `${name}: unknown field`, { param: name });
 }
 
+/** A file part over the upload limit: the object store refused it (ObjectTooLargeError). */
+export function fileTooLarge(maxBytes: number): GatewayError {
+  return new GatewayError('request_too_large', `file: larger than the upload limit of ${maxBytes} bytes`, {
+    param: 'file',
+  });
+}
+
 export function repeatedField(name: string): GatewayError {
   return new GatewayError('invalid_request', `${name}: sent more than once`, { param: name });
 }

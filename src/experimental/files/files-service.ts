@@ -18,7 +18,7 @@ import type { Readable } from 'node:stream';
 import type { Config } from '../../config/schema.js';
 import { GatewayError } from '../../errors/gateway-error.js';
 import type { Connection, Upstreams } from '../../gateway/connections.js';
-import { type FormPart, repeatedField, unknownField } from '../../gateway/form-parts.js';
+import { type FormPart, fileTooLarge, repeatedField, unknownField } from '../../gateway/form-parts.js';
 import { resolveConnection } from '../../gateway/resource-route.js';
 import { idempotencyFor } from '../../governance/idempotency.js';
 import type { Caller } from '../../governance/service.js';
@@ -205,13 +205,7 @@ export class FilesService {
             sha256: put.sha256,
           };
         } catch (error) {
-          if (error instanceof ObjectTooLargeError) {
-            throw new GatewayError(
-              'request_too_large',
-              `file: larger than the upload limit of ${maxBytes} bytes`,
-              { param: 'file' },
-            );
-          }
+          if (error instanceof ObjectTooLargeError) throw fileTooLarge(maxBytes);
           throw error;
         }
         continue;

@@ -15,7 +15,7 @@ import type { Readable } from 'node:stream';
 import type { Config, MediaEndpoint } from '../../config/schema.js';
 import { GatewayError } from '../../errors/gateway-error.js';
 import type { Connection, Upstreams } from '../../gateway/connections.js';
-import { type FormPart, repeatedField, unknownField } from '../../gateway/form-parts.js';
+import { type FormPart, fileTooLarge, repeatedField, unknownField } from '../../gateway/form-parts.js';
 import { attachedRun } from '../../gateway/messages/call-headers.js';
 import { type MediaTarget, resolveMediaTarget } from '../../gateway/models/media-targets.js';
 import { requireModel } from '../../governance/scopes.js';
@@ -254,13 +254,7 @@ export class SideEndpointsService {
             });
             audio = { filename: part.filename || 'audio', contentType: part.contentType, bytes: put.bytes };
           } catch (error) {
-            if (error instanceof ObjectTooLargeError) {
-              throw new GatewayError(
-                'request_too_large',
-                `file: larger than the upload limit of ${maxBytes} bytes`,
-                { param: 'file' },
-              );
-            }
+            if (error instanceof ObjectTooLargeError) throw fileTooLarge(maxBytes);
             throw error;
           }
           continue;
