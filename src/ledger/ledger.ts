@@ -11,7 +11,7 @@ import type { Logger } from 'pino';
 import { findProfile } from '../catalogue/profiles.js';
 import { GatewayError, StoreUnavailableError } from '../errors/gateway-error.js';
 import type { Clock } from '../lib/clock.js';
-import { newId, randomBase32 } from '../lib/ids.js';
+import { newTimeOrderedId, randomBase32 } from '../lib/ids.js';
 import type { RateTicket } from '../limits/inference-limits.js';
 import type { AttemptUsage, ReapedAttempt, SettledAttempt, SettleInput, Store } from '../store/port.js';
 import {
@@ -215,8 +215,8 @@ export class Ledger {
     ticket?: RateTicket,
   ): Promise<Attempt> {
     const reservationMicrosUsd = plan.reservationMicrosUsd;
-    const attemptId = newId('att');
     const now = this.clock.now();
+    const attemptId = newTimeOrderedId('att', now);
     const leaseMs = durable?.leaseMs ?? this.settings.leaseMs;
     const runId = plan.runId;
     if (runId !== null) this.pending.set(runId, (this.pending.get(runId) ?? 0) + reservationMicrosUsd);

@@ -1,0 +1,32 @@
+import { describe, expect, it } from 'vitest';
+import { newId, newTimeOrderedId } from './ids.js';
+
+const SHAPE = /^att_[0-9A-HJKMNP-TV-Z]{26}$/;
+
+describe('ids', () => {
+  it('newId is a prefix and 26 Crockford base32 characters', () => {
+    expect(newId('att')).toMatch(SHAPE);
+  });
+
+  it('a time-ordered id has the same shape and sorts by its time', () => {
+    const times = [
+      0,
+      1,
+      31,
+      32,
+      1_000,
+      Date.parse('2026-11-23T15:00:00Z'),
+      Date.parse('2100-01-01T00:00:00Z'),
+    ];
+    const ids = times.map((time) => newTimeOrderedId('att', time));
+    for (const id of ids) expect(id).toMatch(SHAPE);
+    expect([...ids].sort()).toEqual(ids);
+  });
+
+  it('ids of the same millisecond share the time and differ in the random part', () => {
+    const now = Date.parse('2026-11-23T15:00:00.123Z');
+    const ids = new Set(Array.from({ length: 1000 }, () => newTimeOrderedId('att', now)));
+    expect(ids.size).toBe(1000);
+    expect(new Set([...ids].map((id) => id.slice(0, 14))).size).toBe(1);
+  });
+});
