@@ -7,11 +7,13 @@
  *     reset as a duration (`250ms`, `12s`, `1m0s`).
  * A refusal also carries `svc-rate-limited` naming the limit (`key_requests`, `key_tokens`,
  * `project_requests`, `project_tokens`) next to its Retry-After.
- * The state comes from the request's rate scope, opened here around each /v1 handler.
+ * The state comes from the request's rate scope, given here to each /v1 request's record (one
+ * request scope per request: observability/request-scope.ts).
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { dialectOf } from '../errors/render.js';
-import { type LimitState, newRateScope, type RateScope, runInRateScope } from '../limits/rate-limit-scope.js';
+import { type LimitState, newRateScope, type RateScope } from '../limits/rate-limit-scope.js';
+import { currentRequest } from '../observability/request-scope.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -67,11 +69,14 @@ export function rateLimitHeadersOf(request: FastifyRequest): Record<string, stri
 
 export function registerRateLimitHeaders(app: FastifyInstance): void {
   app.decorateRequest('svcRateScope', null);
+  // Runs inside the request scope that the observability hooks open (registered before these).
   app.addHook('preHandler', (request, _reply, done) => {
     if (!request.url.startsWith('/v1/')) return done();
     const scope = newRateScope();
     request.svcRateScope = scope;
-    runInRateScope(scope, done);
+    const record = currentRequest();
+    if (record) record.rate = scope;
+    done();
   });
   // Callback style, like the other per-request hooks: no promise per /v1 answer.
   app.addHook('onSend', (request, reply, payload, done) => {

@@ -1,11 +1,11 @@
 /**
- * The inference rate-limit state of the request running now (AsyncLocalStorage, opened by the HTTP
- * layer around each route handler): admission (inference-limits.ts) writes what the binding
+ * The inference rate-limit state of the request running now (carried by the request's record,
+ * observability/request-scope.ts, which the HTTP layer gives every /v1 request): admission (inference-limits.ts) writes what the binding
  * limits look like after it, and whether the request's one request unit is taken; the HTTP layer
  * renders it as the dialect's rate-limit headers on the answer, success or refusal. Background work
  * has no scope: nothing is rendered and every attempt counts as a request.
  */
-import { AsyncLocalStorage } from 'node:async_hooks';
+import { currentRequest } from '../observability/request-scope.js';
 
 /** One limit as the headers tell it: its size per minute, what is left, when it is full again. */
 export interface LimitState {
@@ -29,16 +29,11 @@ export interface RateScope {
   refusedBy: string | undefined;
 }
 
-const scope = new AsyncLocalStorage<RateScope>();
-
 export function newRateScope(): RateScope {
   return { requestCounted: false, state: undefined, refusedBy: undefined };
 }
 
-export function runInRateScope<T>(rateScope: RateScope, fn: () => T): T {
-  return scope.run(rateScope, fn);
-}
-
+/** The rate scope of the request running now (none for background work or outside /v1). */
 export function currentRateScope(): RateScope | undefined {
-  return scope.getStore();
+  return currentRequest()?.rate ?? undefined;
 }

@@ -5,6 +5,7 @@
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { AttemptTokens, SettlementOutcome } from '../ledger/attempt-observer.js';
+import type { RateScope } from '../limits/rate-limit-scope.js';
 
 export interface RequestRecord {
   projectId: string | null;
@@ -26,6 +27,8 @@ export interface RequestRecord {
   rateLimit: RateLimitName | null;
   /** The routing span of this request, opened by the first attempt (tracing on only). */
   routeSpan: unknown;
+  /** The inference rate-limit state of a /v1 request (limits/rate-limit-scope.ts); null elsewhere. */
+  rate: RateScope | null;
 }
 
 /**
@@ -61,6 +64,7 @@ export function newRequestRecord(): RequestRecord {
     resourceId: null,
     rateLimit: null,
     routeSpan: undefined,
+    rate: null,
   };
 }
 
