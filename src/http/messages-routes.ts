@@ -8,6 +8,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { GatewayError } from '../errors/gateway-error.js';
 import type { CountTokensService } from '../gateway/messages/count-tokens-service.js';
 import type { MessagesService } from '../gateway/messages/messages-service.js';
+import { type CancelSignal, ClientGone } from '../lib/cancel-signal.js';
 import { type Authenticator, requireModel } from './auth.js';
 import { isJsonContentType, jsonBodyBytes } from './body.js';
 import { rateLimitHeadersOf } from './rate-limit-headers.js';
@@ -27,13 +28,13 @@ function jsonBody(request: FastifyRequest): unknown {
   return request.body;
 }
 
-/** An AbortSignal that fires when the client closes the connection before the response finished. */
-export function clientGoneSignal(reply: FastifyReply): AbortSignal {
-  const controller = new AbortController();
-  reply.raw.on('close', () => {
-    if (!reply.raw.writableFinished) controller.abort();
+/** A signal that fires when the client closes the connection before the response finished. */
+export function clientGoneSignal(reply: FastifyReply): CancelSignal {
+  const gone = new ClientGone();
+  reply.raw.once('close', () => {
+    if (!reply.raw.writableFinished) gone.abort();
   });
-  return controller.signal;
+  return gone;
 }
 
 /** Resolves when the socket can take more data, or when the client has gone. */

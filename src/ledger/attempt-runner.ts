@@ -32,6 +32,7 @@
  */
 import type { ErrorType } from '../canonical/types.js';
 import { GatewayError } from '../errors/gateway-error.js';
+import type { CancelSignal } from '../lib/cancel-signal.js';
 import type { InferenceRateLimits, RateTicket } from '../limits/inference-limits.js';
 import { NotSentError, UpstreamFailure, type UpstreamResponse } from '../primitives/shared/upstream-call.js';
 import type { AttemptUsage } from '../store/port.js';
@@ -76,7 +77,7 @@ export interface StreamReader {
 
 export interface UpstreamExchange<Answer> {
   /** Builds and sends the wire call. Throws NotSentError before sending, UpstreamFailure after. */
-  send(signal: AbortSignal | undefined): Promise<UpstreamResponse>;
+  send(signal: CancelSignal | undefined): Promise<UpstreamResponse>;
   /** Reads an error status (the body is already read: JSON, text or undefined). */
   refusal(status: number, body: unknown, headers: UpstreamResponse['headers']): RefusalInfo;
   /** Reads a 2xx answer; throws when it cannot (settled unknown). A GatewayError thrown is the client's error. */
@@ -221,7 +222,7 @@ export class AttemptRunner {
   async call<Answer>(
     plan: AttemptPlan,
     exchange: UpstreamExchange<Answer>,
-    signal?: AbortSignal,
+    signal?: CancelSignal,
   ): Promise<CallResult<Answer>> {
     const attempt = await this.reserve(plan);
     const opened = await this.open(attempt, exchange, signal);
@@ -254,7 +255,7 @@ export class AttemptRunner {
   async callStreamed(
     plan: AttemptPlan,
     exchange: UpstreamExchange<unknown>,
-    clientSignal: AbortSignal,
+    clientSignal: CancelSignal,
   ): Promise<StreamResult> {
     const attempt = await this.reserve(plan);
     // The client's signal is the upstream call's: the client going away aborts the call, before
@@ -316,7 +317,7 @@ export class AttemptRunner {
   /** Sends and classifies a held attempt's call without settling: its job settles after its own bookkeeping. */
   async exchangeHeld<Answer>(
     exchange: UpstreamExchange<Answer>,
-    signal: AbortSignal,
+    signal: CancelSignal,
   ): Promise<HeldResult<Answer>> {
     const opened = await this.send(exchange, signal, undefined);
     if (!opened.ok) {
@@ -339,7 +340,7 @@ export class AttemptRunner {
   private open(
     attempt: Attempt,
     exchange: UpstreamExchange<unknown>,
-    signal: AbortSignal | undefined,
+    signal: CancelSignal | undefined,
   ): Promise<Opened> {
     return this.send(exchange, signal, attempt);
   }
@@ -347,7 +348,7 @@ export class AttemptRunner {
   /** Sends and classifies everything up to a 2xx answer (whose body is not read yet). */
   private async send(
     exchange: UpstreamExchange<unknown>,
-    signal: AbortSignal | undefined,
+    signal: CancelSignal | undefined,
     attempt: Attempt | undefined,
   ): Promise<Opened> {
     let response: UpstreamResponse;
@@ -458,7 +459,7 @@ export class AttemptRunner {
     attempt: Attempt,
     response: UpstreamResponse,
     reader: StreamReader,
-    clientSignal: AbortSignal,
+    clientSignal: CancelSignal,
   ): AsyncGenerator<string> {
     let complete = false;
     // Whether the upstream body ended or failed; false in `finally` means the consumer stopped early.

@@ -36,6 +36,7 @@ import {
   transcriptionCostOf,
   transcriptionReservationOf,
 } from '../../ledger/resource-pricing.js';
+import type { CancelSignal } from '../../lib/cancel-signal.js';
 import { randomBase32 } from '../../lib/ids.js';
 import { type ObjectStore, ObjectTooLargeError } from '../../objects/port.js';
 import type { ObjectOwner } from '../../objects/sweep.js';
@@ -343,10 +344,10 @@ class SideExchange<Answer> implements UpstreamExchange<Answer> {
     private readonly path: string,
     private readonly body: unknown,
     readonly read: (response: UpstreamResponse) => Promise<ReadAnswer<Answer>>,
-    private readonly raw?: (signal: AbortSignal | undefined) => Promise<UpstreamResponse>,
+    private readonly raw?: (signal: CancelSignal | undefined) => Promise<UpstreamResponse>,
   ) {}
 
-  send(signal: AbortSignal | undefined): Promise<UpstreamResponse> {
+  send(signal: CancelSignal | undefined): Promise<UpstreamResponse> {
     if (this.raw) return this.raw(signal);
     return callUpstream(this.connection, { path: this.path, body: this.body, ...(signal ? { signal } : {}) });
   }

@@ -11,6 +11,7 @@ import { validateMessagesRequest } from '../../canonical/validate-messages.js';
 import { GatewayError } from '../../errors/gateway-error.js';
 import type { MessagesService } from '../../gateway/messages/messages-service.js';
 import type { Caller } from '../../governance/service.js';
+import type { CancelSignal } from '../../lib/cancel-signal.js';
 import { type Clock, unixSeconds } from '../../lib/clock.js';
 import { newId } from '../../lib/ids.js';
 import {
@@ -38,7 +39,7 @@ export interface AnyWireCall {
   body: Record<string, unknown>;
   /** Svc-Route: only the alias's target on this connection. */
   connection: string | undefined;
-  clientSignal: AbortSignal;
+  clientSignal: CancelSignal;
 }
 
 /** The client's responses request as a validated canonical request, refusals naming the field. */

@@ -7,6 +7,7 @@
 import { GatewayError } from '../../errors/gateway-error.js';
 import type { ReadAnswer, RefusalInfo, UpstreamExchange } from '../../ledger/attempt-runner.js';
 import { actualCost, type Price } from '../../ledger/pricing.js';
+import type { CancelSignal } from '../../lib/cancel-signal.js';
 import { mapResponsesError } from '../../primitives/responses/error.js';
 import { RESPONSES_PATH } from '../../primitives/responses/fields.js';
 import {
@@ -30,7 +31,7 @@ export class ResponsesExchange implements UpstreamExchange<ResponsesAnswer> {
     private readonly price: Price,
   ) {}
 
-  send(signal: AbortSignal | undefined): Promise<UpstreamResponse> {
+  send(signal: CancelSignal | undefined): Promise<UpstreamResponse> {
     return callUpstream(this.connection, {
       path: RESPONSES_PATH,
       body: this.body,

@@ -1,8 +1,10 @@
+import type { CancelSignal } from '../../lib/cancel-signal.js';
+
 /** Upstream calls of deferred responses running in this process, so a cancel can abort them. */
 export class RunningCalls {
   private readonly calls = new Map<string, AbortController>();
 
-  start(id: string, parent: AbortSignal): AbortController {
+  start(id: string, parent: CancelSignal): AbortController {
     const controller = new AbortController();
     if (parent.aborted) controller.abort();
     else parent.addEventListener('abort', () => controller.abort(), { once: true });

@@ -35,6 +35,7 @@ import type { Caller } from '../../governance/service.js';
 import { type AttemptRunner, heldAttempt } from '../../ledger/attempt-runner.js';
 import type { AttemptPlan, Settlement } from '../../ledger/ledger.js';
 import { inputTokenBound, type Price, worstCaseCost } from '../../ledger/pricing.js';
+import type { CancelSignal } from '../../lib/cancel-signal.js';
 import type { Clock } from '../../lib/clock.js';
 import { newId } from '../../lib/ids.js';
 import type { ObjectStore } from '../../objects/port.js';
@@ -69,7 +70,7 @@ export interface CreateCall {
   body: unknown;
   bodyBytes: number;
   /** Fires when the client goes away (streamed and synchronous answers). */
-  clientSignal: AbortSignal;
+  clientSignal: CancelSignal;
 }
 
 export interface ServiceAnswer {

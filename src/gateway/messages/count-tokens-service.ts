@@ -14,6 +14,7 @@ import type {
   RefusalInfo,
   UpstreamExchange,
 } from '../../ledger/attempt-runner.js';
+import type { CancelSignal } from '../../lib/cancel-signal.js';
 import {
   buildCountTokensRequest,
   DEFAULT_MESSAGES_OPTIONS,
@@ -113,7 +114,7 @@ class CountTokensExchange implements UpstreamExchange<unknown> {
     private readonly betaTokens: string[],
   ) {}
 
-  send(signal: AbortSignal | undefined): Promise<UpstreamResponse> {
+  send(signal: CancelSignal | undefined): Promise<UpstreamResponse> {
     const { target } = this;
     const wire = buildOrNotSent(() =>
       withBetaTokens(

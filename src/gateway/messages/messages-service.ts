@@ -17,6 +17,7 @@ import { GatewayError } from '../../errors/gateway-error.js';
 import type { Caller } from '../../governance/service.js';
 import type { AttemptRunner } from '../../ledger/attempt-runner.js';
 import { inputTokenBound } from '../../ledger/pricing.js';
+import type { CancelSignal } from '../../lib/cancel-signal.js';
 import type { Upstreams } from '../connections.js';
 import { attachedRun, checkVendoraVersion, routeMode } from './call-headers.js';
 import {
@@ -35,7 +36,7 @@ export interface MessagesCall {
   headers: IncomingHttpHeaders;
   body: unknown;
   bodyBytes: number;
-  clientSignal: AbortSignal;
+  clientSignal: CancelSignal;
 }
 
 export type MessagesOutcome =
@@ -54,7 +55,7 @@ export interface ServeInput {
   endpoint: string;
   /** Only this connection's target of the alias (Svc-Route on /v1/responses). */
   connection?: string | undefined;
-  clientSignal: AbortSignal;
+  clientSignal: CancelSignal;
 }
 
 type Alias = ReturnType<MessagesService['alias']>;

@@ -18,6 +18,7 @@ import type {
 } from '../../ledger/attempt-runner.js';
 import type { AttemptPlan } from '../../ledger/ledger.js';
 import { actualCost, type Price, worstCaseCost } from '../../ledger/pricing.js';
+import type { CancelSignal } from '../../lib/cancel-signal.js';
 import { newId } from '../../lib/ids.js';
 import { buildNativeRequest, passthroughResponse } from '../../primitives/messages/index.js';
 import {
@@ -51,7 +52,7 @@ export interface AttemptInput {
   inputBoundTokens: number;
   subject: Pick<AttemptPlan, 'projectId' | 'keyId' | 'runId' | 'endpoint' | 'alias'>;
   /** Fires when the client goes away. */
-  clientSignal: AbortSignal;
+  clientSignal: CancelSignal;
 }
 
 export type AttemptResult =
@@ -93,7 +94,7 @@ class MessagesExchange implements UpstreamExchange<unknown>, StreamReader {
     return this.input.planned.target.price;
   }
 
-  send(signal: AbortSignal | undefined): Promise<UpstreamResponse> {
+  send(signal: CancelSignal | undefined): Promise<UpstreamResponse> {
     const { input, context } = this;
     const { target, binding } = input.planned;
     const wire: WireRequest = buildOrNotSent(() =>

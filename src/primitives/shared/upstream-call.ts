@@ -6,6 +6,7 @@
  */
 import { context, propagation } from '@opentelemetry/api';
 import { type Dispatcher, errors as undiciErrors } from 'undici';
+import type { CancelSignal } from '../../lib/cancel-signal.js';
 
 export interface UpstreamEndpoint {
   /** Connection name, for messages. */
@@ -29,7 +30,7 @@ export interface UpstreamRequest {
   path: string;
   body: unknown;
   headers?: Record<string, string>;
-  signal?: AbortSignal;
+  signal?: CancelSignal;
 }
 
 export type UpstreamFailureKind = 'connect' | 'timeout' | 'dropped' | 'aborted';

@@ -8,6 +8,7 @@
 import { Readable } from 'node:stream';
 import { context, propagation } from '@opentelemetry/api';
 import { errors as undiciErrors } from 'undici';
+import type { CancelSignal } from '../../lib/cancel-signal.js';
 import {
   classifyTransportError,
   NotSentError,
@@ -22,7 +23,7 @@ export interface RawUpstreamRequest {
   path: string;
   headers?: Record<string, string>;
   body?: string | Buffer | Readable | AsyncIterable<Buffer>;
-  signal?: AbortSignal;
+  signal?: CancelSignal;
 }
 
 export async function callUpstreamRaw(
