@@ -28,6 +28,7 @@ import { registerObservabilityHooks } from './observability/http-hooks.js';
 import { registerMetricsRoute } from './observability/metrics-routes.js';
 import { noObservability } from './observability/observability.js';
 import { requestIdFor } from './observability/request-id.js';
+import { lazyChildLogger } from './observability/request-logger.js';
 import { type AppDeps, composeServices } from './startup/compose.js';
 
 export type { AppDeps };
@@ -40,6 +41,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     loggerInstance: deps.logger as FastifyBaseLogger,
     logController: new LogController({ disableRequestLogging: true, requestIdLogLabel: 'request_id' }),
     genReqId: requestIdFor,
+    childLoggerFactory: lazyChildLogger,
     bodyLimit: deps.config.limits.messages_body_bytes,
     return503OnClosing: true,
     routerOptions: { maxParamLength: 512 },

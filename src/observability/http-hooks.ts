@@ -33,6 +33,7 @@ export function registerObservabilityHooks(
   options: { metrics: GatewayMetrics | undefined; tracing: boolean },
 ): void {
   const { metrics, tracing } = options;
+  const log = app.log;
   const requests = metrics?.counter('svc_http_requests_total');
   const rateLimited = metrics?.counter('svc_rate_limit_refusals_total');
   app.decorateRequest('svcObservability', null);
@@ -120,6 +121,7 @@ export function registerObservabilityHooks(
         limit: record.rateLimit,
       });
     const line: Record<string, unknown> = {
+      request_id: request.id,
       method: request.method,
       path: request.url.split('?')[0],
       route,
@@ -145,7 +147,8 @@ export function registerObservabilityHooks(
       }
       span.end();
     }
-    request.log.info(line, 'request completed');
+    // On the app's logger with request_id in the line: no per-request child (request-logger.ts).
+    log.info(line, 'request completed');
   }
 }
 
