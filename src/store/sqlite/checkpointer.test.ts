@@ -61,7 +61,8 @@ it('after a complete checkpoint the worker rewinds the WAL itself, never while t
   main.pragma('user_version = 7');
   main.exec('CREATE TABLE rows (text TEXT)');
   const insert = main.prepare('INSERT INTO rows (text) VALUES (?)');
-  const checkpointer = new WalCheckpointer(path, 20);
+  const failures: string[] = [];
+  const checkpointer = new WalCheckpointer(path, 20, (reason) => failures.push(reason));
   // Frames in the WAL, as another connection counts them (its PASSIVE checkpoint copies nothing new).
   const probe = new Database(path);
   const walFrames = () => (probe.pragma('wal_checkpoint(PASSIVE)') as Array<{ log: number }>)[0]!.log;
@@ -85,5 +86,47 @@ it('after a complete checkpoint the worker rewinds the WAL itself, never while t
     await checkpointer.stop();
     probe.close();
     main.close();
+  }
+  // Stopped on purpose: not a failure.
+  expect(failures).toEqual([]);
+});
+
+it('when the checkpoint worker dies, the store checkpoints on its own connection again and warns once', async () => {
+  const folder = mkdtempSync(join(tmpdir(), 'svc-checkpoint-'));
+  folders.push(folder);
+  const path = join(folder, 'svc.db');
+  const store = new SqliteStore({ path, synchronous: 'normal' });
+  const warnings: Error[] = [];
+  const onWarning = (warning: Error) => warnings.push(warning);
+  process.on('warning', onWarning);
+  try {
+    await store.migrate();
+    const internals = store as unknown as {
+      db: Database.Database;
+      checkpointer: { worker: { terminate(): Promise<number> } } | undefined;
+    };
+    expect(internals.db.pragma('wal_autocheckpoint', { simple: true })).toBe(0);
+    await internals.checkpointer!.worker.terminate();
+    const deadline = Date.now() + 5000;
+    while (warnings.length === 0 && Date.now() < deadline)
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    expect(warnings.map((warning) => (warning as { code?: string }).code)).toEqual([
+      'SVC_SQLITE_CHECKPOINTER',
+    ]);
+    expect(warnings[0]!.message).toMatch(/checkpoints run on the main connection until restart/);
+    expect(internals.checkpointer).toBeUndefined();
+    expect(internals.db.pragma('wal_autocheckpoint', { simple: true })).toBe(1000);
+    // The ledger keeps committing without the worker's lock.
+    await store.createKey({
+      id: 'key_after',
+      projectId: 'prj_a',
+      secretHash: 'hash_after',
+      scopes: [],
+      label: null,
+      createdAt: new Date().toISOString(),
+    });
+  } finally {
+    process.off('warning', onWarning);
+    await store.close();
   }
 });

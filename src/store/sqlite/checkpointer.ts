@@ -57,7 +57,14 @@ export class WalCheckpointer {
   /** 1 while one side writes: the worker's WAL rewind, or the main thread's ledger commit. */
   private readonly lock = new Int32Array(new SharedArrayBuffer(4));
 
-  constructor(path: string, intervalMs: number) {
+  private stopping = false;
+
+  /**
+   * `onFailure`: the thread ended without being stopped (an error, out of memory, terminated), once,
+   * with the reason. The store then checkpoints on its own connection again (see SqliteStore), so
+   * the WAL stays bounded; the gateway keeps serving.
+   */
+  constructor(path: string, intervalMs: number, onFailure: (reason: string) => void) {
     const driver = createRequire(import.meta.url).resolve('better-sqlite3');
     this.worker = new Worker(WORKER_SOURCE, {
       eval: true,
@@ -65,10 +72,16 @@ export class WalCheckpointer {
       // The thread only runs one pragma a second: a small heap keeps its RSS at ~10 MB.
       resourceLimits: { maxOldGenerationSizeMb: 8, maxYoungGenerationSizeMb: 1 },
     });
-    // A failing checkpointer must not take the gateway down: the WAL only grows until restart.
-    this.worker.on('error', () => {});
-    // A thread that ended holding the lock must not hold the ledger back.
-    this.worker.on('exit', () => Atomics.store(this.lock, 0, 0));
+    let reason: string | undefined;
+    // A failing checkpointer must not take the gateway down ('exit' follows and reports it).
+    this.worker.on('error', (error) => {
+      reason = error.message;
+    });
+    this.worker.on('exit', (code) => {
+      // A thread that ended holding the lock must not hold the ledger back.
+      Atomics.store(this.lock, 0, 0);
+      if (!this.stopping) onFailure(reason ?? `the thread exited with code ${code}`);
+    });
     this.worker.unref();
   }
 
@@ -86,6 +99,7 @@ export class WalCheckpointer {
 
   /** Runs a last checkpoint on the worker, closes its connection and ends the thread. */
   async stop(): Promise<void> {
+    this.stopping = true;
     const closed = new Promise<void>((resolve) => {
       const timeout = setTimeout(resolve, 2000);
       const done = () => {

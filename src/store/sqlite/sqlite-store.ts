@@ -126,7 +126,9 @@ export class SqliteStore implements Store {
         this.db.pragma('wal_autocheckpoint = 0');
         this.db.pragma(`journal_size_limit = ${WAL_SIZE_LIMIT_BYTES}`);
         if (options.path !== ':memory:') {
-          this.checkpointer = new WalCheckpointer(options.path, CHECKPOINT_INTERVAL_MS);
+          this.checkpointer = new WalCheckpointer(options.path, CHECKPOINT_INTERVAL_MS, (reason) =>
+            this.checkpointerFailed(reason),
+          );
         }
       }
     } catch (error) {
@@ -170,6 +172,22 @@ export class SqliteStore implements Store {
       }
       throw this.closedError(error);
     }
+  }
+
+  /**
+   * The checkpoint worker ended on its own: without it nothing would fold the WAL back and the file
+   * would grow until a restart. The main connection checkpoints again as SQLite does by default
+   * (every 1000 pages, inside a commit: the fsync is back on the event loop, the stall the worker
+   * exists to avoid), and the process says so on stderr; a restart brings the worker back.
+   */
+  private checkpointerFailed(reason: string): void {
+    this.checkpointer = undefined;
+    if (!this.db.open) return;
+    this.db.pragma('wal_autocheckpoint = 1000');
+    process.emitWarning(
+      `SQLite checkpoint worker stopped (${reason}); checkpoints run on the main connection until restart`,
+      { code: 'SVC_SQLITE_CHECKPOINTER' },
+    );
   }
 
   /** A closed database throws a plain TypeError from the driver: that is "unavailable", not a bug. */
