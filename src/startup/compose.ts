@@ -187,7 +187,7 @@ export function composeServices(appDeps: AppDeps): Services {
     rateLimiter: new RateLimiter(appDeps.limiter ?? store.rateBuckets, clock),
     keys: new KeysService({ store, clock, config, onRevoked: (keyId) => authenticator.forget(keyId) }),
     messages,
-    countTokens: new CountTokensService(upstreams, runner),
+    countTokens: new CountTokensService(upstreams, config, runner),
     files: new FilesService({ config, store, objects: deps.objects, upstreams, clock }),
     side: new SideEndpointsService({ config, upstreams, runner, objects: deps.objects }),
     responses,

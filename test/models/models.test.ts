@@ -160,7 +160,7 @@ describe('GET /v1/models', () => {
     );
   });
 
-  it('names a media alias sent to /v1/messages or /v1/responses for what it is', async () => {
+  it('names a media alias sent to /v1/messages, count_tokens or /v1/responses for what it is', async () => {
     const responses = await vendorb()
       .responses.create({ model: 'voice-hd', input: 'hi', max_output_tokens: 8 })
       .catch((error: unknown) => error);
@@ -171,6 +171,11 @@ describe('GET /v1/models', () => {
       .catch((error: unknown) => error);
     expect(messages).toBeInstanceOf(Anthropic.NotFoundError);
     expect((messages as Error).message).toMatch(/guard is a moderations alias/);
+    const counted = await vendora()
+      .messages.countTokens({ model: 'guard', messages: [{ role: 'user', content: 'hi' }] })
+      .catch((error: unknown) => error);
+    expect(counted).toBeInstanceOf(Anthropic.NotFoundError);
+    expect((counted as Error).message).toMatch(/guard is a moderations alias/);
   });
 
   it('needs the inference scope', async () => {

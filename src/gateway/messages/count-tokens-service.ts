@@ -6,6 +6,7 @@
  */
 import type { IncomingHttpHeaders } from 'node:http';
 import { validateCountTokensRequest } from '../../canonical/validate-messages.js';
+import type { Config } from '../../config/schema.js';
 import { GatewayError } from '../../errors/gateway-error.js';
 import type { Caller } from '../../governance/service.js';
 import type {
@@ -30,6 +31,7 @@ import {
 } from '../../primitives/shared/upstream-call.js';
 import type { ModelTarget, Upstreams } from '../connections.js';
 import { attachedRun, checkVendoraVersion, routeMode } from './call-headers.js';
+import { messagesAlias } from './messages-service.js';
 import { parseBetaHeader } from './route-plan.js';
 
 export interface CountTokensCall {
@@ -41,6 +43,7 @@ export interface CountTokensCall {
 export class CountTokensService {
   constructor(
     private readonly upstreams: Upstreams,
+    private readonly config: Config,
     private readonly runner: AttemptRunner,
   ) {}
 
@@ -57,11 +60,7 @@ export class CountTokensService {
       );
     }
     const request = validateCountTokensRequest(call.body);
-    const alias = this.upstreams.aliases.get(request.model);
-    if (!alias)
-      throw new GatewayError('model_not_found', `model: ${request.model} is not a configured model alias`, {
-        param: 'model',
-      });
+    const alias = messagesAlias(this.upstreams, this.config, request.model);
     const target = alias.targets.find((candidate) => candidate.connection.row.countTokens);
     if (!target) {
       throw new GatewayError(

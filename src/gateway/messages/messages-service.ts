@@ -91,18 +91,26 @@ function nativeFacts(request: MessagesRequest): NativeFacts {
   return { hasCacheControl: hasCacheControl(request), blockTypes, hasSystemTurn };
 }
 
+/**
+ * The messages alias named `model` (for /v1/messages and count_tokens): 404 model_not_found
+ * otherwise, naming the endpoint a media alias serves.
+ */
+export function messagesAlias(upstreams: Upstreams, config: Config, model: string) {
+  const alias = upstreams.aliases.get(model);
+  if (alias) return alias;
+  const media = config.models.find((entry) => entry.alias === model);
+  const reason =
+    media?.endpoint === undefined || media.endpoint === 'messages'
+      ? 'is not a configured model alias'
+      : `is a ${media.endpoint} alias; this endpoint serves the messages aliases`;
+  throw new GatewayError('model_not_found', `model: ${model} ${reason}`, { param: 'model' });
+}
+
 export class MessagesService {
   constructor(private readonly deps: MessagesServiceDeps) {}
 
   alias(model: string) {
-    const alias = this.deps.upstreams.aliases.get(model);
-    if (alias) return alias;
-    const media = this.deps.config.models.find((entry) => entry.alias === model);
-    const reason =
-      media?.endpoint === undefined || media.endpoint === 'messages'
-        ? 'is not a configured model alias'
-        : `is a ${media.endpoint} alias; this endpoint serves the messages aliases`;
-    throw new GatewayError('model_not_found', `model: ${model} ${reason}`, { param: 'model' });
+    return messagesAlias(this.deps.upstreams, this.deps.config, model);
   }
 
   async create(call: MessagesCall): Promise<MessagesOutcome> {
