@@ -1,5 +1,6 @@
 /** Numbered SQLite migrations, applied in order inside one transaction each. */
 import { SQLITE_FILES_MIGRATION } from './files-migration.js';
+import { SQLITE_MIGRATION_ATTEMPTS_RESERVED } from './migration-attempts-reserved.js';
 import { SQLITE_MIGRATION_JOBS_RESOURCES } from './migration-jobs-resources.js';
 import { SQLITE_MIGRATION_KEYS_CAPS } from './migration-keys-caps.js';
 import { SQLITE_MIGRATION_RATE_BUCKETS } from './migration-rate-buckets.js';
@@ -155,4 +156,5 @@ CREATE TRIGGER audit_append_only_delete BEFORE DELETE ON audit BEGIN SELECT RAIS
   SQLITE_MIGRATION_RATE_BUCKETS,
   SQLITE_MIGRATION_REPORTS,
   SQLITE_MIGRATION_KEYS_CAPS,
+  SQLITE_MIGRATION_ATTEMPTS_RESERVED,
 ];
