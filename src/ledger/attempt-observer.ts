@@ -24,6 +24,7 @@
  */
 
 import type { SkipCode } from '../catalogue/eligibility.js';
+import type { AttemptIdentity } from '../store/port.js';
 
 /** Why routing skipped a target: a fixed code (catalogue/eligibility.ts SKIP_CODES), never free text. */
 export type RoutedAwayReason = SkipCode;
@@ -57,21 +58,14 @@ export type RefusalReason =
   | 'store_busy'
   | 'store_unavailable';
 
-/** Bounded, configuration-derived identity of an attempt (safe as metric labels except runId). */
-export interface AttemptLabels {
-  projectId: string;
-  keyId: string;
-  /** Never a metric label: unbounded. Logs and spans only. */
-  runId: string | null;
-  /** The endpoint, for example `messages`, `count_tokens`, `speech`, `batches`, `responses`. */
-  endpoint: string;
-  alias: string;
-  connection: string;
-  /** Profile id, for example `vendora.messages.2023-06-01`. */
-  profile: string;
+/**
+ * Bounded, configuration-derived identity of an attempt (safe as metric labels except runId, which
+ * is logs and spans only; endpoint is for example `messages`, `count_tokens`, `batches`; profile a
+ * profile id such as `vendora.messages.2023-06-01`).
+ */
+export interface AttemptLabels extends AttemptIdentity {
   /** The wire primitive: `messages` | `chat-completions` | `responses` | `generate-content`. */
   primitive: string;
-  upstreamModel: string;
   streamed: boolean;
 }
 

@@ -223,8 +223,8 @@ export interface ReapedAttempt extends SettledAttempt {
   durationMs: number;
 }
 
-/** An attempt as one settlement left it: who and what it was, and what the settlement committed. */
-export interface SettledAttempt {
+/** Who made an attempt and where it went: stored with it at reservation, copied to its audit entry. */
+export interface AttemptIdentity {
   projectId: string;
   keyId: string;
   runId: string | null;
@@ -233,6 +233,10 @@ export interface SettledAttempt {
   connection: string;
   profile: string;
   upstreamModel: string;
+}
+
+/** An attempt as one settlement left it: who and what it was, and what the settlement committed. */
+export interface SettledAttempt extends AttemptIdentity {
   reservationMicrosUsd: number;
   /** What the settlement committed (the audit entry's cost). */
   committedMicrosUsd: number;
@@ -240,17 +244,9 @@ export interface SettledAttempt {
   createdAt: string;
 }
 
-export interface AuditEntry {
+export interface AuditEntry extends AttemptIdentity {
   sequence: number;
   attemptId: string;
-  projectId: string;
-  keyId: string;
-  runId: string | null;
-  endpoint: string;
-  alias: string;
-  connection: string;
-  profile: string;
-  upstreamModel: string;
   state: AttemptState;
   reservationMicrosUsd: number;
   costMicrosUsd: number;

@@ -1,7 +1,16 @@
 /** Row -> domain mappers shared by both adapters (column names are the same in both schemas). */
 import type { SettlementOutcome } from '../ledger/attempt-observer.js';
 import type { NewManagedKey } from './keys-port.js';
-import type { AttemptState, AuditEntry, KeyRecord, Outcome, Run, SettledAttempt, WorkUnit } from './port.js';
+import type {
+  AttemptIdentity,
+  AttemptState,
+  AuditEntry,
+  KeyRecord,
+  Outcome,
+  Run,
+  SettledAttempt,
+  WorkUnit,
+} from './port.js';
 
 export type Row = Record<string, unknown>;
 
@@ -88,8 +97,8 @@ export function outcomeFromRow(row: Row): Outcome {
   };
 }
 
-/** An attempts row (as read before its settlement) and what the settlement committed. */
-export function settledAttemptFromRow(row: Row, committedMicrosUsd: number): SettledAttempt {
+/** The identity columns, named alike in the attempts and audit tables. */
+function attemptIdentityFromRow(row: Row): AttemptIdentity {
   return {
     projectId: text(row.project_id),
     keyId: text(row.key_id),
@@ -99,6 +108,13 @@ export function settledAttemptFromRow(row: Row, committedMicrosUsd: number): Set
     connection: text(row.connection),
     profile: text(row.profile),
     upstreamModel: text(row.upstream_model),
+  };
+}
+
+/** An attempts row (as read before its settlement) and what the settlement committed. */
+export function settledAttemptFromRow(row: Row, committedMicrosUsd: number): SettledAttempt {
+  return {
+    ...attemptIdentityFromRow(row),
     reservationMicrosUsd: Number(row.reservation),
     committedMicrosUsd,
     createdAt: text(row.created_at),
@@ -110,14 +126,7 @@ export function auditFromRow(row: Row): AuditEntry {
   return {
     sequence: Number(row.sequence),
     attemptId: text(row.attempt_id),
-    projectId: text(row.project_id),
-    keyId: text(row.key_id),
-    runId: optionalText(row.run_id),
-    endpoint: text(row.endpoint),
-    alias: text(row.alias),
-    connection: text(row.connection),
-    profile: text(row.profile),
-    upstreamModel: text(row.upstream_model),
+    ...attemptIdentityFromRow(row),
     state: row.state as AttemptState,
     reservationMicrosUsd: Number(row.reservation),
     costMicrosUsd: Number(row.cost),
