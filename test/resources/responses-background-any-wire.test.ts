@@ -272,15 +272,20 @@ describePostgres('background responses on any wire across replicas', () => {
     });
     const environment = { SVC_TEST_SEALING_KEY: SEALING_KEY };
     const replicas: TestGateway[] = [];
-    try {
-      // The first replica never gets to its jobs (an hour's poll): it only takes the request.
-      const first = await startTestGateway({
+    /** A replica on the shared database, closed at the end unless the test closes it first. */
+    const replica = async (pollMs: number): Promise<TestGateway> => {
+      const started = await startTestGateway({
         store: 'postgres',
         databaseUrl: database.url,
         environment,
-        config: config(3_600_000),
+        config: config(pollMs),
       });
-      replicas.push(first);
+      replicas.push(started);
+      return started;
+    };
+    try {
+      // The first replica never gets to its jobs (an hour's poll): it only takes the request.
+      const first = await replica(3_600_000);
       const secret = await first.key('prj_a', ['inference']);
       const client = (gateway: TestGateway) =>
         new OpenAI({ baseURL: `${gateway.url}/v1`, apiKey: secret, maxRetries: 0 });
@@ -291,13 +296,7 @@ describePostgres('background responses on any wire across replicas', () => {
       await first.close();
       replicas.pop();
 
-      const second = await startTestGateway({
-        store: 'postgres',
-        databaseUrl: database.url,
-        environment,
-        config: config(10),
-      });
-      replicas.push(second);
+      const second = await replica(10);
       const done = await eventually(
         () => client(second).responses.retrieve(created.id),
         (value) => value.status === 'completed',
@@ -325,13 +324,7 @@ describePostgres('background responses on any wire across replicas', () => {
       );
       await second.close();
       replicas.pop();
-      const third = await startTestGateway({
-        store: 'postgres',
-        databaseUrl: database.url,
-        environment,
-        config: config(10),
-      });
-      replicas.push(third);
+      const third = await replica(10);
       const interrupted = await eventually(
         () => client(third).responses.retrieve(slow.data.id),
         (value) => value.status === 'failed',

@@ -270,18 +270,7 @@ export function defineReportsContract(name: string, open: () => Promise<StoreHar
     });
 
     it('records refusals and counts them by dimension', async () => {
-      for (const alias of ['a', 'a', 'b']) {
-        await store.reports.recordRefusal({
-          projectId: PROJECT,
-          keyId: 'key_a',
-          runId: null,
-          alias,
-          connection: '',
-          upstreamModel: '',
-          reason: 'run_budget_exceeded',
-          createdAt: iso(60_000),
-        });
-      }
+      for (const alias of ['a', 'a', 'b']) await refused(alias, 60_000);
       const rows = await store.reports.refusals({
         projectId: PROJECT,
         fromIso: iso(),
