@@ -56,6 +56,13 @@ export const ERROR_CATALOGUE = {
     vendorb: 'invalid_request_error',
     meaning: 'The request body or upload exceeds the configured limit.',
   },
+  report_figure_too_large: {
+    status: 422,
+    vendora: 'invalid_request_error',
+    vendorb: 'invalid_request_error',
+    meaning:
+      'A report figure (a count or a micro-USD sum) reaches 2^53 and cannot be written exactly as a JSON number; nothing is rounded. Ask for a shorter period or a finer grouping.',
+  },
   authentication_failed: {
     status: 401,
     vendora: 'authentication_error',

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { GatewayError } from '../errors/gateway-error.js';
 import { compareSpendKeys, figure, inKeyOrder, plus } from './report-rows.js';
 
 const MAX = Number.MAX_SAFE_INTEGER; // 2^53 - 1
@@ -21,6 +22,20 @@ describe('report figures as checked integers', () => {
     expect(plus(MAX - 1, 1)).toBe(MAX);
     expect(() => plus(MAX, 1)).toThrow(/2\^53/);
     expect(() => plus(MAX, MAX)).toThrow(/2\^53/);
+  });
+
+  it('refuses with a named error (422 report_figure_too_large), never a 500', () => {
+    for (const refuse of [() => figure('9007199254740992'), () => plus(MAX, 1)]) {
+      const error = (() => {
+        try {
+          refuse();
+        } catch (thrown) {
+          return thrown;
+        }
+      })();
+      expect(error).toBeInstanceOf(GatewayError);
+      expect(error).toMatchObject({ code: 'report_figure_too_large', status: 422 });
+    }
   });
 
   it('orders keys field by field in code-unit order and merges equal neighbours', () => {

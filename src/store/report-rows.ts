@@ -1,4 +1,5 @@
 /** Row -> domain mappers of the reports sub-port (both adapters; sums arrive as bigint or text). */
+import { GatewayError } from '../errors/gateway-error.js';
 import type { RefusalRow, SpendGroupKey, SpendRow, SpendTotals, WorkUnitSpend } from './reports-port.js';
 import type { Row } from './rows.js';
 
@@ -22,7 +23,7 @@ function groupKey(row: Row): SpendGroupKey {
 }
 
 const FIGURE_LIMIT_MESSAGE =
-  'report figure at or above 2^53 (9,007,199,254,740,992): not exact as a JSON number';
+  'A report figure reaches 2^53 (9,007,199,254,740,992) and is not exact as a JSON number; ask for a shorter period or a finer grouping';
 
 /**
  * An exact count or sum from a driver value (text from PostgreSQL, a number or bigint from SQLite)
@@ -33,14 +34,15 @@ const FIGURE_LIMIT_MESSAGE =
 export function figure(value: unknown): number {
   if (value === null || value === undefined) return 0;
   const number = typeof value === 'number' ? value : Number(value);
-  if (!Number.isSafeInteger(number)) throw new Error(`${FIGURE_LIMIT_MESSAGE}: ${String(value)}`);
+  if (!Number.isSafeInteger(number))
+    throw new GatewayError('report_figure_too_large', `${FIGURE_LIMIT_MESSAGE}: ${String(value)}`);
   return number;
 }
 
 /** a + b of two figures, refused (never rounded) when the exact sum reaches 2^53. */
 export function plus(a: number, b: number): number {
   const sum = a + b;
-  if (!Number.isSafeInteger(sum)) throw new Error(FIGURE_LIMIT_MESSAGE);
+  if (!Number.isSafeInteger(sum)) throw new GatewayError('report_figure_too_large', FIGURE_LIMIT_MESSAGE);
   return sum;
 }
 
