@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { request } from 'undici';
 import { startSimulator } from '../src/simulator/server.js';
+import { YOUNG_GENERATION_FLAG } from '../src/startup/heap-policy.js';
 
 const CHUNKS = 1000;
 const STREAMS = 20;
@@ -46,7 +47,7 @@ models:
   );
   const gateway: ChildProcess = spawn(
     process.execPath,
-    ['dist/src/main.js', 'serve', '--config', join(folder, 'svc.yaml')],
+    [YOUNG_GENERATION_FLAG, 'dist/src/main.js', 'serve', '--config', join(folder, 'svc.yaml')],
     {
       stdio: ['ignore', 'pipe', 'pipe'],
     },

@@ -1,4 +1,4 @@
-#!/usr/bin/env node
+#!/usr/bin/env -S node --max-semi-space-size=8
 /**
  * svc-gateway: the command line and composition root. The only file that reads process.env.
  *   serve         start the gateway (store, migrations, HTTP listener)
@@ -19,6 +19,7 @@ import { startConfiguredTracing } from './observability/configured-tracing.js';
 import { traceFields } from './observability/log-fields.js';
 import { bootstrapStore } from './startup/bootstrap.js';
 import { startGateway } from './startup/gateway-server.js';
+import { applyHeapPolicy } from './startup/heap-policy.js';
 import { openStore } from './startup/open-store.js';
 
 const DEFAULT_CONFIG = 'config/quickstart.yaml';
@@ -72,6 +73,7 @@ function serveConfig(option: string | undefined, port: string | undefined): Conf
 }
 
 async function serve(option: string | undefined, port: string | undefined): Promise<void> {
+  applyHeapPolicy(process.execArgv, process.env.NODE_OPTIONS);
   const config = serveConfig(option, port);
   const tracing = await startConfiguredTracing(config);
   const logger = createLogger(config.logging.level, undefined, tracing ? traceFields : undefined);
