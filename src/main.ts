@@ -1,4 +1,4 @@
-#!/usr/bin/env -S node --max-semi-space-size=8
+#!/usr/bin/env node
 /**
  * svc-gateway: the command line and composition root. The only file that reads process.env.
  *   serve         start the gateway (store, migrations, HTTP listener)

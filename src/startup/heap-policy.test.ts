@@ -53,7 +53,6 @@ describe('YOUNG_GENERATION_FLAG', () => {
     expect(text('Dockerfile')).toContain(
       `ENTRYPOINT ["node", "${YOUNG_GENERATION_FLAG}", "dist/src/main.js"]`,
     );
-    expect(text('src/main.ts').split('\n')[0]).toBe(`#!/usr/bin/env -S node ${YOUNG_GENERATION_FLAG}`);
   });
 
   it('is a flag this node accepts', async () => {

@@ -19,9 +19,10 @@ export const HEAP_GROWING_PERCENT = 25;
 /**
  * Semi-spaces of 8 MB instead of 16 MB: the young generation commits 16 MB instead of 32 MB once
  * load has grown it, with no CPU difference the benchmark can see. V8 sizes the young generation
- * when the process starts, so this flag works only on node's command line: `npm start`, the
- * `svc-gateway` bin (its shebang) and the Docker image pass it; an operator who runs
- * `node dist/src/main.js` passes it too or sets NODE_OPTIONS (docs/operations.md, "Memory").
+ * when the process starts, so this flag works only on node's command line: `npm start`,
+ * `npm run svc-gateway` and the Docker image pass it; an operator who runs `node dist/src/main.js`
+ * or the `svc-gateway` bin (a plain `#!/usr/bin/env node`, which every `env` understands) passes it
+ * too or sets NODE_OPTIONS (docs/operations.md, "Memory").
  */
 export const YOUNG_GENERATION_FLAG = '--max-semi-space-size=8';
 
