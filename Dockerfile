@@ -35,5 +35,5 @@ USER node
 EXPOSE 8080
 HEALTHCHECK --interval=10s --timeout=3s --start-period=20s --retries=3 \
   CMD ["node", "-e", "fetch('http://127.0.0.1:'+(process.env.SVC_LISTEN__PORT||8080)+'/readyz').then(r=>process.exit(r.status===200?0:1),()=>process.exit(1))"]
-ENTRYPOINT ["node", "--max-semi-space-size=8", "dist/src/main.js"]
+ENTRYPOINT ["node", "dist/src/main.js"]
 CMD ["serve", "--config", "config/quickstart.yaml"]

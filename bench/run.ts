@@ -25,7 +25,6 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
-import { YOUNG_GENERATION_FLAG } from '../src/startup/heap-policy.js';
 import {
   DURATION,
   firstTokenLatency,
@@ -50,16 +49,8 @@ const TEXT = 'The quick brown fox jumps over the lazy dog. '.repeat(21);
 const body = (stream: boolean, model = 'bench') =>
   JSON.stringify({ model, max_tokens: 256, stream, messages: [{ role: 'user', content: TEXT }] });
 const ONLY = process.env.BENCH_ONLY?.split(',');
-/** Every gateway runs with the node flags `npm start`, the bin and the image pass (src/startup/heap-policy.ts). */
-const SHIPPED_NODE_ARGS = [YOUNG_GENERATION_FLAG];
-/**
- * BENCH_NODE_ARGS="--flag ...": node flags for the SQLite gateway instead of the shipped ones (A/B
- * of V8 flags; BENCH_NODE_ARGS="" runs it with none).
- */
-const GATEWAY_NODE_ARGS =
-  process.env.BENCH_NODE_ARGS === undefined
-    ? SHIPPED_NODE_ARGS
-    : process.env.BENCH_NODE_ARGS.split(' ').filter(Boolean);
+/** BENCH_NODE_ARGS="--flag ...": node flags for the SQLite gateway only (A/B of V8 flags). */
+const GATEWAY_NODE_ARGS = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
 const want = (group: string) => !ONLY || ONLY.includes(group);
 const PRICE = '{ input_per_mtok_micros: 3000000, output_per_mtok_micros: 15000000 }';
 
@@ -96,7 +87,7 @@ async function startGateway(
   simulatorPort: number,
   store: string,
   env: NodeJS.ProcessEnv = {},
-  nodeArgs: string[] = SHIPPED_NODE_ARGS,
+  nodeArgs: string[] = [],
   main = 'dist/src/main.js',
 ): Promise<Gateway> {
   const port = await freePort();

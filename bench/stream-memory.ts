@@ -11,7 +11,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { request } from 'undici';
 import { startSimulator } from '../src/simulator/server.js';
-import { YOUNG_GENERATION_FLAG } from '../src/startup/heap-policy.js';
 
 const CHUNKS = 1000;
 const STREAMS = 20;
@@ -47,7 +46,7 @@ models:
   );
   const gateway: ChildProcess = spawn(
     process.execPath,
-    [YOUNG_GENERATION_FLAG, 'dist/src/main.js', 'serve', '--config', join(folder, 'svc.yaml')],
+    ['dist/src/main.js', 'serve', '--config', join(folder, 'svc.yaml')],
     {
       stdio: ['ignore', 'pipe', 'pipe'],
     },

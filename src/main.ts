@@ -73,7 +73,7 @@ function serveConfig(option: string | undefined, port: string | undefined): Conf
 }
 
 async function serve(option: string | undefined, port: string | undefined): Promise<void> {
-  applyHeapPolicy(process.execArgv, process.env.NODE_OPTIONS);
+  applyHeapPolicy(process.execArgv);
   const config = serveConfig(option, port);
   const tracing = await startConfiguredTracing(config);
   const logger = createLogger(config.logging.level, undefined, tracing ? traceFields : undefined);
