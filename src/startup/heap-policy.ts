@@ -23,9 +23,8 @@ export function heapGrowingFlag(execArgv: readonly string[]): string | undefined
   return `--heap-growing-percent=${HEAP_GROWING_PERCENT}`;
 }
 
-/** Applies the gateway's heap growth unless the operator chose one; returns the flag it set. */
-export function applyHeapPolicy(execArgv: readonly string[]): string | undefined {
+/** Applies the gateway's heap growth unless the operator chose one. */
+export function applyHeapPolicy(execArgv: readonly string[]): void {
   const flag = heapGrowingFlag(execArgv);
   if (flag !== undefined) v8.setFlagsFromString(flag);
-  return flag;
 }
