@@ -5,11 +5,11 @@
  * in-flight calls outlive a scavenge). V8's default growth factor lets that garbage pile up to
  * about four times the live heap before it marks (measured: 28 -> 78 MB of old space for ~26 MB
  * live), and that pile is most of the peak RSS. At 50 % growth the peak under the benchmark fell
- * from 195-210 to 156-166 MB, with CPU per call within the benchmark's noise; 25 % (with a smaller young
- * generation) collected so often that a call cost about a third more (docs/performance.md, "Fifth
- * round"). The flag is read each time V8 sets a new limit, so setting it at start-up works however
- * the process was launched. An operator's own `--heap-growing-percent` on node's command line (0 =
- * V8's dynamic default) wins; node refuses this flag in NODE_OPTIONS.
+ * from 195-210 to 156-166 MB, with CPU per call within the benchmark's noise; 25 % (with a smaller
+ * young generation) collected so often that a call cost about a third more (docs/performance.md,
+ * "Fifth round"). The flag is read each time V8 sets a new limit, so setting it at start-up works
+ * however the process was launched. An operator's own `--heap-growing-percent` on node's command
+ * line (0 = V8's dynamic default) wins; node refuses this flag in NODE_OPTIONS.
  */
 import v8 from 'node:v8';
 
