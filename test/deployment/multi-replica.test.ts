@@ -2,8 +2,9 @@
  * Two gateway processes on one PostgreSQL database and one S3 bucket (s3rver), behind a round-robin
  * proxy written here: governance, model calls attached to one Run, a file upload, a batch and a
  * background response, every request on the next replica in turn; then one replica is killed
- * (SIGKILL) and the other finishes the jobs (the batch completes, the background response
- * completes) and serves everything the killed one stored.
+ * (SIGKILL) once the batch is submitted, and the other finishes the jobs (the batch completes; the
+ * background response completes, or fails as interrupted when the killed one was running its call)
+ * and serves everything the killed one stored.
  */
 import { createServer, request as httpRequest, type Server } from 'node:http';
 import OpenAI, { toFile } from 'openai';
@@ -223,7 +224,15 @@ describePostgres('two replicas on one PostgreSQL database and one S3 bucket', ()
     expect(['queued', 'in_progress']).toContain(background.status);
     expect(Math.min(...proxy.served)).toBeGreaterThanOrEqual(7);
 
-    // Replica A dies mid-way; the load balancer stops sending it traffic.
+    // Replica A dies mid-way, once the batch's submission is recorded (its first poll reached the
+    // upstream): a replica killed during the submission itself would rightly fail the batch as
+    // submission_interrupted, since the upstream may have accepted it.
+    await eventually(
+      async () =>
+        simulator.requests({ wire: 'message-batches' }).filter((request) => request.method === 'GET'),
+      (polls) => polls.length >= 1,
+      10_000,
+    );
     await replicas[0]!.kill('SIGKILL');
     proxy.markDead(0);
 
@@ -235,12 +244,23 @@ describePostgres('two replicas on one PostgreSQL database and one S3 bucket', ()
     expect(done.request_counts).toEqual({ total: 2, completed: 2, failed: 0 });
     const output = (await (await client.files.content(done.output_file_id!)).text()).trim().split('\n');
     expect(output.map((text) => JSON.parse(text).custom_id).sort()).toEqual(['one', 'two']);
+    // The background response ends on the survivor (its upstream answers after 1.5 s, so it was not
+    // finished when A died). Either no replica had started it, or B was running it: it completes,
+    // called once. Or A had started it: the survivor cannot know whether the upstream billed it, so
+    // it fails as interrupted rather than call the upstream a second time.
     const finished = await eventually(
       () => client.responses.retrieve(background.id),
-      (value) => value.status === 'completed',
+      (value) => value.status === 'completed' || value.status === 'failed',
       30_000,
     );
-    expect(finished.output_text.length).toBeGreaterThan(0);
+    const responseCalls = simulator.requests({ wire: 'responses' }).length;
+    if (finished.status === 'completed') {
+      expect(finished.output_text.length).toBeGreaterThan(0);
+      expect(responseCalls).toBe(1);
+    } else {
+      expect(finished.error?.code).toBe('interrupted');
+      expect(responseCalls).toBeLessThanOrEqual(1);
+    }
     const submissions = simulator
       .requests({ wire: 'message-batches' })
       .filter((request) => request.method === 'POST');
