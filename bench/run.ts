@@ -19,7 +19,9 @@
  * simulator (latency 0) and the load generator on core 0. 1 KB requests, max_tokens 256, streams
  * of 20 deltas. Every gateway call is attached to a Run, so each takes a reservation, a settlement
  * and an audit entry. The PostgreSQL part measures one gateway (no Run, 64 Runs, one Run), then two
- * replicas on one Run, and checks the ledger invariant afterwards.
+ * replicas on one Run, and checks the ledger invariant afterwards. Its two gateways run only while
+ * it is measured (started, warmed up and stopped in every repeat), so that the SQLite gateway and
+ * the bare pass-through have core 1 to themselves, as in the issue's harness.
  */
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -183,8 +185,49 @@ async function ledgerInvariant(url: string, runId: string): Promise<Figures['inv
   }
 }
 
+/** The two PostgreSQL gateways on the bench database, warmed up, with 64 fresh Runs on the first. */
+async function startPostgresPair(pgWorld: PostgresWorld): Promise<{
+  postgres: Gateway;
+  replica: Gateway;
+  runs: string[];
+}> {
+  const store = '{ kind: postgres, postgres: { url_env: SVC_BENCH_DATABASE_URL } }';
+  const env = { SVC_BENCH_DATABASE_URL: pgWorld.databaseUrl };
+  const { folder, simulatorPort } = pgWorld;
+  const postgres = await startGateway(folder, 'pg-a', simulatorPort, store, env);
+  let replica: Gateway | undefined;
+  try {
+    replica = await startGateway(folder, 'pg-b', simulatorPort, store, env);
+    const runs: string[] = [];
+    for (let index = 0; index < 64; index++) runs.push(await createRun(postgres));
+    await warmUp(postgres, runs[0]!);
+    return { postgres, replica, runs };
+  } catch (error) {
+    await replica?.process.stop();
+    await postgres.process.stop();
+    throw error;
+  }
+}
+
+/** JIT, connection pools and the database's first pages: a c64 load and a c16 stream load. */
+async function warmUp(gateway: Gateway, runId: string | undefined, unary = true): Promise<void> {
+  if (unary)
+    await load({
+      url: `${gateway.url}/v1/messages`,
+      headers: callHeaders(gateway, runId),
+      body: body(false),
+      connections: 64,
+    });
+  await load({
+    url: `${gateway.url}/v1/messages`,
+    headers: callHeaders(gateway, runId),
+    body: body(true),
+    connections: 16,
+  });
+}
+
 async function measureOnce(world: World): Promise<Figures> {
-  const { bare, sqlite, postgres, replica, directUrl } = world;
+  const { bare, sqlite, directUrl } = world;
   const bareUrl = `${bare.url}/v1/messages`;
   const sqliteUrl = `${sqlite.url}/v1/messages`;
   const sqliteRun = world.sqliteRun;
@@ -264,53 +307,70 @@ async function measureOnce(world: World): Promise<Figures> {
       body(true),
       tokenSamples,
     );
-  if (postgres && replica && want('pg')) {
-    const pgUrl = `${postgres.url}/v1/messages`;
-    figures.pg_no_run_c64 = await load({
-      url: pgUrl,
-      headers: callHeaders(postgres),
-      body: body(false),
-      connections: 64,
-      pids: [postgres.process.pid],
-    });
-    figures.pg_runs64_c64 = await load({
-      url: pgUrl,
-      headers: callHeaders(postgres),
-      body: body(false),
-      connections: 64,
-      pids: [postgres.process.pid],
-      headersFor: (connection) => ({ 'x-svc-run-id': world.pgRuns[connection % world.pgRuns.length]! }),
-    });
-    figures.pg_one_run_c64 = await load({
-      url: pgUrl,
-      headers: callHeaders(postgres, world.pgRuns[0]),
-      body: body(false),
-      connections: 64,
-      pids: [postgres.process.pid],
-    });
-    const runId = await createRun(postgres);
-    const both = await Promise.all(
-      [postgres, replica].map((gateway) =>
-        load({
-          url: `${gateway.url}/v1/messages`,
-          headers: callHeaders(gateway, runId),
-          body: body(false),
-          connections: 32,
-          pids: [gateway.process.pid],
-        }),
-      ),
-    );
-    figures.pg_two_replicas_c64 = {
-      perSecond: both[0]!.perSecond + both[1]!.perSecond,
-      p50: Math.max(both[0]!.p50, both[1]!.p50),
-      p99: Math.max(both[0]!.p99, both[1]!.p99),
-      non2xx: both[0]!.non2xx + both[1]!.non2xx,
-      cpuMsPerCall: (both[0]!.cpuMsPerCall + both[1]!.cpuMsPerCall) / 2,
-    };
-    figures.invariant = await ledgerInvariant(world.databaseUrl!, runId);
+  if (world.postgres && want('pg')) {
+    const { postgres, replica, runs } = await startPostgresPair(world.postgres);
+    try {
+      Object.assign(figures, await measurePostgres(world.postgres.databaseUrl, postgres, replica, runs));
+    } finally {
+      await replica.process.stop();
+      await postgres.process.stop();
+    }
   }
   figures.rss_sqlite = peakRssMb(sqlite.process.pid);
   figures.rss_bare = peakRssMb(bare.pid);
+  return figures;
+}
+
+async function measurePostgres(
+  databaseUrl: string,
+  postgres: Gateway,
+  replica: Gateway,
+  pgRuns: string[],
+): Promise<Partial<Figures>> {
+  const figures: Partial<Figures> = {};
+  const pgUrl = `${postgres.url}/v1/messages`;
+  figures.pg_no_run_c64 = await load({
+    url: pgUrl,
+    headers: callHeaders(postgres),
+    body: body(false),
+    connections: 64,
+    pids: [postgres.process.pid],
+  });
+  figures.pg_runs64_c64 = await load({
+    url: pgUrl,
+    headers: callHeaders(postgres),
+    body: body(false),
+    connections: 64,
+    pids: [postgres.process.pid],
+    headersFor: (connection) => ({ 'x-svc-run-id': pgRuns[connection % pgRuns.length]! }),
+  });
+  figures.pg_one_run_c64 = await load({
+    url: pgUrl,
+    headers: callHeaders(postgres, pgRuns[0]),
+    body: body(false),
+    connections: 64,
+    pids: [postgres.process.pid],
+  });
+  const runId = await createRun(postgres);
+  const both = await Promise.all(
+    [postgres, replica].map((gateway) =>
+      load({
+        url: `${gateway.url}/v1/messages`,
+        headers: callHeaders(gateway, runId),
+        body: body(false),
+        connections: 32,
+        pids: [gateway.process.pid],
+      }),
+    ),
+  );
+  figures.pg_two_replicas_c64 = {
+    perSecond: both[0]!.perSecond + both[1]!.perSecond,
+    p50: Math.max(both[0]!.p50, both[1]!.p50),
+    p99: Math.max(both[0]!.p99, both[1]!.p99),
+    non2xx: both[0]!.non2xx + both[1]!.non2xx,
+    cpuMsPerCall: (both[0]!.cpuMsPerCall + both[1]!.cpuMsPerCall) / 2,
+  };
+  figures.invariant = await ledgerInvariant(databaseUrl, runId);
   return figures;
 }
 
@@ -388,16 +448,20 @@ async function measureStreams(world: World): Promise<void> {
   );
 }
 
+interface PostgresWorld {
+  databaseUrl: string;
+  folder: string;
+  simulatorPort: number;
+}
+
 interface World {
   bare: Started & { url: string };
   sqlite: Gateway;
   sqliteRun: string;
   compare?: Gateway;
   compareRun?: string;
-  postgres?: Gateway;
-  replica?: Gateway;
-  pgRuns: string[];
-  databaseUrl?: string;
+  /** Where the PostgreSQL pair is started in each repeat (absent: no PostgreSQL part). */
+  postgres?: PostgresWorld;
   directUrl: string;
   simulatorUrl: string;
 }
@@ -454,7 +518,6 @@ async function main() {
       bare: { ...bareProcess, url: `http://127.0.0.1:${barePort}` },
       sqlite,
       sqliteRun: await createRun(sqlite),
-      pgRuns: [],
       directUrl: simulatorUrl,
       simulatorUrl,
     };
@@ -472,46 +535,15 @@ async function main() {
       stops.push(world.compare.process.stop);
       world.compareRun = await createRun(world.compare);
     }
-    if (database) {
-      const pgFolder = join(folder, 'pg');
-      const store = '{ kind: postgres, postgres: { url_env: SVC_BENCH_DATABASE_URL } }';
-      const env = { SVC_BENCH_DATABASE_URL: database.url };
-      world.postgres = await startGateway(pgFolder, 'pg-a', simulatorPort, store, env);
-      stops.push(world.postgres.process.stop);
-      world.replica = await startGateway(pgFolder, 'pg-b', simulatorPort, store, env);
-      stops.push(world.replica.process.stop);
-      world.databaseUrl = database.url;
-      for (let index = 0; index < 64; index++) world.pgRuns.push(await createRun(world.postgres));
-    }
+    if (database) world.postgres = { databaseUrl: database.url, folder: join(folder, 'pg'), simulatorPort };
     await fetch(`${simulatorUrl}/_sim/behaviour`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ behaviour: { deltas: 20, text: 'word '.repeat(40) } }),
     });
     // Warm-up (JIT, connection pools, the database files' first pages).
-    for (const gateway of [world.sqlite, world.postgres, world.compare].filter(
-      (each): each is Gateway => !!each,
-    )) {
-      const runId =
-        gateway === world.sqlite
-          ? world.sqliteRun
-          : gateway === world.compare
-            ? world.compareRun
-            : world.pgRuns[0];
-      if (!STREAMS_ONLY)
-        await load({
-          url: `${gateway.url}/v1/messages`,
-          headers: callHeaders(gateway, runId),
-          body: body(false),
-          connections: 64,
-        });
-      await load({
-        url: `${gateway.url}/v1/messages`,
-        headers: callHeaders(gateway, runId),
-        body: body(true),
-        connections: 16,
-      });
-    }
+    await warmUp(world.sqlite, world.sqliteRun, !STREAMS_ONLY);
+    if (world.compare) await warmUp(world.compare, world.compareRun, false);
     await load({ url: `${world.bare.url}/v1/messages`, headers: PLAIN, body: body(false), connections: 64 });
     if (STREAMS_ONLY) {
       if (world.compare) await compareStreams(world, world.compare, world.compareRun!);
