@@ -328,29 +328,21 @@ async function measurePostgres(
   pgRuns: string[],
 ): Promise<Partial<Figures>> {
   const figures: Partial<Figures> = {};
-  const pgUrl = `${postgres.url}/v1/messages`;
-  figures.pg_no_run_c64 = await load({
-    url: pgUrl,
-    headers: callHeaders(postgres),
-    body: body(false),
-    connections: 64,
-    pids: [postgres.process.pid],
-  });
-  figures.pg_runs64_c64 = await load({
-    url: pgUrl,
-    headers: callHeaders(postgres),
-    body: body(false),
-    connections: 64,
-    pids: [postgres.process.pid],
-    headersFor: (connection) => ({ 'x-svc-run-id': pgRuns[connection % pgRuns.length]! }),
-  });
-  figures.pg_one_run_c64 = await load({
-    url: pgUrl,
-    headers: callHeaders(postgres, pgRuns[0]),
-    body: body(false),
-    connections: 64,
-    pids: [postgres.process.pid],
-  });
+  /** A c64 unary load on the first gateway: no Run, one Run, or (headersFor) a Run per connection. */
+  const c64 = (runId?: string, headersFor?: (connection: number) => Record<string, string>) =>
+    load({
+      url: `${postgres.url}/v1/messages`,
+      headers: callHeaders(postgres, runId),
+      body: body(false),
+      connections: 64,
+      pids: [postgres.process.pid],
+      ...(headersFor && { headersFor }),
+    });
+  figures.pg_no_run_c64 = await c64();
+  figures.pg_runs64_c64 = await c64(undefined, (connection) => ({
+    'x-svc-run-id': pgRuns[connection % pgRuns.length]!,
+  }));
+  figures.pg_one_run_c64 = await c64(pgRuns[0]);
   const runId = await createRun(postgres);
   const both = await Promise.all(
     [postgres, replica].map((gateway) =>
