@@ -9,9 +9,9 @@
  *   BENCH_PROFILE_DIR=/tmp/prof (the SQLite gateway writes a --cpu-prof there)
  *   BENCH_ONLY=streams alone (only the c16 stream loads, gateway on SQLite and bare, alternated
  *   BENCH_REPEAT times; no PostgreSQL: a fast loop for the stream path)
- *   BENCH_COMPARE_DIST=/path/to/other/dist (with BENCH_ONLY=streams: instead, a second SQLite
- *   gateway built from another checkout and this one take BENCH_REPEAT short turns of c16 streams:
- *   before/after on a busy machine)
+ *   BENCH_COMPARE_DIST=/path/to/other/dist (with BENCH_ONLY=streams or BENCH_ONLY=c64 alone:
+ *   instead, a second SQLite gateway built from another checkout and this one take BENCH_REPEAT
+ *   short turns of c16 streams or c64 unary calls: before/after on a busy machine)
  *   BENCH_ONLY=c64,c1,first_token,... (measure only these groups of c64, chat, c1, streams, first_token,
  *   pg; prints the measured figures as JSON instead of the table: for iterating, not for README)
  *
@@ -46,6 +46,12 @@ const SAMPLES = Number(process.env.BENCH_SAMPLES ?? 3000);
 const REPEAT = Number(process.env.BENCH_REPEAT ?? 1);
 /** BENCH_ONLY=streams alone: the alternating stream loop below, not the grouped figures. */
 const STREAMS_ONLY = process.env.BENCH_ONLY === 'streams';
+/** BENCH_COMPARE_DIST with BENCH_ONLY=streams or c64 alone: turns of this build and another build. */
+const COMPARE_DIST = process.env.BENCH_COMPARE_DIST;
+const COMPARE_LOAD =
+  COMPARE_DIST && (process.env.BENCH_ONLY === 'streams' || process.env.BENCH_ONLY === 'c64')
+    ? process.env.BENCH_ONLY
+    : undefined;
 const ADMIN_URL = process.env.BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const TEXT = 'The quick brown fox jumps over the lazy dog. '.repeat(21);
 const body = (stream: boolean, model = 'bench') =>
@@ -367,18 +373,25 @@ async function measurePostgres(
 }
 
 /**
- * BENCH_COMPARE_DIST: this build's and the other build's c16 streams in short turns (this, other,
- * this, ...), so that a busy machine's changing load falls on both alike; prints each turn's CPU per
- * stream and the median of the other's over the mean of this build's turns around it.
+ * BENCH_COMPARE_DIST: this build's and the other build's turns of one load (c16 streams or c64
+ * unary calls) in turn (this, other, this, ...), so that a busy machine's changing load falls on
+ * both alike; prints each turn's CPU per call and the median of the other's over the mean of this
+ * build's turns around it.
  */
-async function compareStreams(world: World, compare: Gateway, compareRun: string): Promise<void> {
+async function compareBuilds(
+  world: World,
+  compare: Gateway,
+  compareRun: string,
+  streams: boolean,
+): Promise<void> {
   const out = (text: string) => process.stdout.write(`${text}\n`);
+  const what = streams ? 'stream' : 'call';
   const turn = (gateway: Gateway, run: string) =>
     load({
       url: `${gateway.url}/v1/messages`,
       headers: callHeaders(gateway, run),
-      body: body(true),
-      connections: 16,
+      body: body(streams),
+      connections: streams ? 16 : 64,
       pids: [gateway.process.pid],
     });
   const mine: number[] = [(await turn(world.sqlite, world.sqliteRun)).cpuMsPerCall];
@@ -387,12 +400,12 @@ async function compareStreams(world: World, compare: Gateway, compareRun: string
     other.push((await turn(compare, compareRun)).cpuMsPerCall);
     mine.push((await turn(world.sqlite, world.sqliteRun)).cpuMsPerCall);
     out(
-      `turn ${round + 1}: CPU per stream, this build ${mine.at(-2)!.toFixed(3)} / compared ${other.at(-1)!.toFixed(3)} / this build ${mine.at(-1)!.toFixed(3)} ms`,
+      `turn ${round + 1}: CPU per ${what}, this build ${mine.at(-2)!.toFixed(3)} / compared ${other.at(-1)!.toFixed(3)} / this build ${mine.at(-1)!.toFixed(3)} ms`,
     );
   }
   const ratios = other.map((value, index) => value / ((mine[index]! + mine[index + 1]!) / 2));
   out(
-    `compared build's CPU per stream / this build's: median ${median(ratios).toFixed(2)} over ${REPEAT} turns (this build median ${median(mine).toFixed(3)} ms, compared ${median(other).toFixed(3)} ms)`,
+    `compared build's CPU per ${what} / this build's: median ${median(ratios).toFixed(2)} over ${REPEAT} turns (this build median ${median(mine).toFixed(3)} ms, compared ${median(other).toFixed(3)} ms)`,
   );
 }
 
@@ -513,8 +526,7 @@ async function main() {
       directUrl: simulatorUrl,
       simulatorUrl,
     };
-    const compareDist = process.env.BENCH_COMPARE_DIST;
-    if (STREAMS_ONLY && compareDist) {
+    if (COMPARE_DIST && COMPARE_LOAD) {
       world.compare = await startGateway(
         join(folder, 'compare'),
         'compare',
@@ -522,7 +534,7 @@ async function main() {
         `{ kind: sqlite, sqlite: { path: ${join(folder, 'compare.db')} } }`,
         {},
         [],
-        join(compareDist, 'src/main.js'),
+        join(COMPARE_DIST, 'src/main.js'),
       );
       stops.push(world.compare.process.stop);
       world.compareRun = await createRun(world.compare);
@@ -535,11 +547,14 @@ async function main() {
     });
     // Warm-up (JIT, connection pools, the database files' first pages).
     await warmUp(world.sqlite, world.sqliteRun, !STREAMS_ONLY);
-    if (world.compare) await warmUp(world.compare, world.compareRun, false);
+    if (world.compare) await warmUp(world.compare, world.compareRun, COMPARE_LOAD === 'c64');
     await load({ url: `${world.bare.url}/v1/messages`, headers: PLAIN, body: body(false), connections: 64 });
+    if (world.compare) {
+      await compareBuilds(world, world.compare, world.compareRun!, COMPARE_LOAD === 'streams');
+      return;
+    }
     if (STREAMS_ONLY) {
-      if (world.compare) await compareStreams(world, world.compare, world.compareRun!);
-      else await measureStreams(world);
+      await measureStreams(world);
       return;
     }
     const all: Figures[] = [];
