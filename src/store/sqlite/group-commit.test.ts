@@ -8,11 +8,85 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, expect, it } from 'vitest';
+import type { SettleInput } from '../port.js';
 import { SqliteStore } from './sqlite-store.js';
 
 const folders: string[] = [];
 afterEach(() => {
   for (const folder of folders.splice(0)) rmSync(folder, { recursive: true, force: true });
+});
+
+function reservation(attemptId: string) {
+  const now = Date.now();
+  return {
+    attemptId,
+    projectId: 'prj_a',
+    keyId: 'key_a',
+    runId: null,
+    reservationMicrosUsd: 10,
+    now,
+    createdAt: new Date(now).toISOString(),
+    leaseExpiresAt: new Date(now + 60_000).toISOString(),
+    owner: 'owner-1',
+    endpoint: '/v1/messages',
+    alias: 'demo',
+    connection: 'sim',
+    profile: 'vendora.messages.2023-06-01',
+    upstreamModel: 'sim-1',
+  };
+}
+
+function settlement(attemptId: string): SettleInput {
+  return {
+    attemptId,
+    state: 'settled',
+    outcome: 'completed',
+    costMicrosUsd: 4,
+    usage: { inputTokens: 1, outputTokens: 2, cacheCreationInputTokens: 0, cacheReadInputTokens: 0 },
+    httpStatus: 200,
+    durationMs: 5,
+    settledAt: new Date().toISOString(),
+  };
+}
+
+it('a rolled-back group commit leaves its reservations unwritten and its settlements to a retry', async () => {
+  const folder = mkdtempSync(join(tmpdir(), 'svc-group-commit-'));
+  folders.push(folder);
+  const path = join(folder, 'svc.db');
+  const store = new SqliteStore({ path, synchronous: 'normal' });
+  await store.migrate();
+  const reader = new Database(path, { readonly: true });
+  const audit = () =>
+    reader
+      .prepare('SELECT attempt_id, alias, connection, reservation, cost FROM audit ORDER BY sequence')
+      .all();
+  try {
+    await Promise.all([store.reserve(reservation('att_a')), store.reserve(reservation('att_b'))]);
+    // One turn under load: a settlement, a new reservation and a reservation whose id exists
+    // (a constraint failure, which aborts the whole group).
+    const group = [
+      store.settle(settlement('att_a')),
+      store.reserve(reservation('att_c')),
+      store.reserve(reservation('att_b')),
+    ];
+    const results = await Promise.allSettled(group);
+    expect(results.map((result) => result.status)).toEqual(['rejected', 'rejected', 'rejected']);
+    expect(audit()).toEqual([]);
+    // The rolled-back reservation was never written: settling it writes nothing.
+    expect(await store.settleAndRead(settlement('att_c'))).toBeUndefined();
+    // The rolled-back settlement is retried and settles the attempt once, as it was reserved.
+    const settled = await store.settleAndRead(settlement('att_a'));
+    expect(settled).toMatchObject({ alias: 'demo', reservationMicrosUsd: 10, committedMicrosUsd: 4 });
+    expect(await store.settleAndRead(settlement('att_a'))).toBeUndefined();
+    await store.settle(settlement('att_b'));
+    expect(audit()).toEqual([
+      { attempt_id: 'att_a', alias: 'demo', connection: 'sim', reservation: 10, cost: 4 },
+      { attempt_id: 'att_b', alias: 'demo', connection: 'sim', reservation: 10, cost: 4 },
+    ]);
+  } finally {
+    reader.close();
+    await store.close();
+  }
 });
 
 it('a lone ledger write commits at once; writes of one turn commit together', async () => {
@@ -25,25 +99,7 @@ it('a lone ledger write commits at once; writes of one turn commit together', as
   const visible = () => (reader.prepare('SELECT count(*) AS n FROM attempts').get() as { n: number }).n;
   const nextTurn = () => new Promise((resolve) => setImmediate(resolve));
   let next = 0;
-  const reserve = () => {
-    const now = Date.now();
-    return store.reserve({
-      attemptId: `att_${next++}`,
-      projectId: 'prj_a',
-      keyId: 'key_a',
-      runId: null,
-      reservationMicrosUsd: 10,
-      now,
-      createdAt: new Date(now).toISOString(),
-      leaseExpiresAt: new Date(now + 60_000).toISOString(),
-      owner: 'owner-1',
-      endpoint: '/v1/messages',
-      alias: 'demo',
-      connection: 'sim',
-      profile: 'vendora.messages.2023-06-01',
-      upstreamModel: 'sim-1',
-    });
-  };
+  const reserve = () => store.reserve(reservation(`att_${next++}`));
   try {
     // Alone: durable before reserve() even returns its promise.
     const lone = reserve();

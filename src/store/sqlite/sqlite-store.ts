@@ -96,6 +96,14 @@ export class SqliteStore implements Store {
   /** Ledger writes of the current turn, and of the last one (one alone: the next commits at once). */
   private ledgerTurnWrites = 0;
   private lastTurnWrites = 0;
+  /**
+   * The attempts this process reserved and has not settled, as their rows read (the columns a
+   * settlement uses): a settlement takes the row from here instead of reading it back. The process
+   * lock makes this process the file's only writer, and the settlement's conditional update still
+   * decides, so an entry is only ever a shortcut; one that is missing (a restart, a reservation of
+   * a rolled-back batch) is read from the table as before.
+   */
+  private readonly openAttempts = new Map<string, Row>();
   /** One transaction wrapper for every write (creating one per call costs more than a small write). */
   private readonly inTransaction: Database.Transaction<(work: () => unknown) => unknown>;
   readonly files: SqliteFilesRepository;
@@ -562,7 +570,7 @@ export class SqliteStore implements Store {
 
   async reserve(input: ReserveInput): Promise<void> {
     const nowIso = new Date(input.now).toISOString();
-    return this.groupCommit(() => {
+    const reserved = this.groupCommit(() => {
       const sql = (text: string) => this.sql(text);
       const counters = reservationCounters(
         input.projectId,
@@ -598,6 +606,7 @@ export class SqliteStore implements Store {
       }
       tally.take(counters, input.reservationMicrosUsd);
       addReservations(sql, tally.reservations());
+      const capCounters = counters.length === 0 ? null : JSON.stringify(counterKeys(counters));
       this.sql(
         `INSERT INTO attempts (id, project_id, key_id, run_id, state, reservation, lease_expires_at, owner, endpoint, alias,
            connection, profile, upstream_model, created_at, cap_counters)
@@ -616,8 +625,27 @@ export class SqliteStore implements Store {
         input.profile,
         input.upstreamModel,
         input.createdAt,
-        counters.length === 0 ? null : JSON.stringify(counterKeys(counters)),
+        capCounters,
       );
+      this.openAttempts.set(input.attemptId, {
+        state: 'reserved',
+        reservation: input.reservationMicrosUsd,
+        project_id: input.projectId,
+        key_id: input.keyId,
+        run_id: input.runId,
+        endpoint: input.endpoint,
+        alias: input.alias,
+        connection: input.connection,
+        profile: input.profile,
+        upstream_model: input.upstreamModel,
+        created_at: input.createdAt,
+        cap_counters: capCounters,
+      });
+    });
+    // A batch that did not commit wrote no row: forget what its work remembered.
+    return reserved.catch((error: unknown) => {
+      this.openAttempts.delete(input.attemptId);
+      throw error;
     });
   }
 
@@ -628,7 +656,10 @@ export class SqliteStore implements Store {
   }
 
   async settleAndRead(input: SettleInput): Promise<SettledAttempt | undefined> {
-    return this.transaction(() => this.settleInTransaction(input));
+    return this.transaction(() => {
+      const settled = this.settleInTransaction(input);
+      return settled && settledAttemptFromRow(settled.attempt, settled.committed);
+    });
   }
 
   /**
@@ -700,12 +731,23 @@ export class SqliteStore implements Store {
     });
   }
 
-  /** Settles a reserved attempt; undefined (nothing written) when it is settled already. */
-  private settleInTransaction(input: SettleInput): SettledAttempt | undefined {
-    const attempt = this.sql('SELECT * FROM attempts WHERE id = ?').get(input.attemptId) as Row | undefined;
+  /**
+   * Settles a reserved attempt: its row as it was reserved and what the settlement committed;
+   * undefined (nothing written) when it is settled already.
+   */
+  private settleInTransaction(input: SettleInput): { attempt: Row; committed: number } | undefined {
+    const attempt =
+      this.openAttempts.get(input.attemptId) ??
+      (this.sql('SELECT * FROM attempts WHERE id = ?').get(input.attemptId) as Row | undefined);
+    // Forgotten before the writes: if the batch rolls back, a retry reads the row.
+    this.openAttempts.delete(input.attemptId);
     if (attempt?.state !== 'reserved') return undefined;
     const reservation = Number(attempt.reservation);
     const amounts = settlementAmounts(input.state, reservation, input.costMicrosUsd);
+    const changed = this.sql(
+      "UPDATE attempts SET state = ?, cost = ?, settled_at = ?, outcome = ? WHERE id = ? AND state = 'reserved'",
+    ).run(input.state, amounts.commit, input.settledAt, input.outcome, input.attemptId).changes;
+    if (changed !== 1) return undefined;
     if (attempt.run_id !== null) {
       this.sql(
         `UPDATE runs SET reserved = reserved - ?, committed = committed + ?, overrun = overrun + ?,
@@ -717,13 +759,6 @@ export class SqliteStore implements Store {
       counterSettlements([
         { counters: recordedCounters(attempt.cap_counters), reservation, commit: amounts.commit },
       ]),
-    );
-    this.sql('UPDATE attempts SET state = ?, cost = ?, settled_at = ?, outcome = ? WHERE id = ?').run(
-      input.state,
-      amounts.commit,
-      input.settledAt,
-      input.outcome,
-      input.attemptId,
     );
     this.sql(
       `INSERT INTO audit (attempt_id, project_id, key_id, run_id, endpoint, alias, connection, profile, upstream_model, state,
@@ -754,7 +789,7 @@ export class SqliteStore implements Store {
       attempt.created_at,
       input.settledAt,
     );
-    return settledAttemptFromRow(attempt, amounts.commit);
+    return { attempt, committed: amounts.commit };
   }
 
   async renewLease(attemptId: string, leaseExpiresAt: string): Promise<void> {
@@ -792,7 +827,12 @@ export class SqliteStore implements Store {
           durationMs,
           settledAt: nowIso,
         });
-        if (settled) reaped.push({ ...settled, attemptId, durationMs });
+        if (settled)
+          reaped.push({
+            ...settledAttemptFromRow(settled.attempt, settled.committed),
+            attemptId,
+            durationMs,
+          });
       }
       return reaped;
     });
