@@ -238,7 +238,7 @@ async function observerCost(): Promise<number> {
   const run = async (count: number) => {
     for (let index = 0; index < count; index++) {
       await store.reserve({} as never);
-      const watch = observability.observer.started('att_x', labels, 5000);
+      const watch = observability.observer.started('att_x', labels, 5000, undefined);
       watch.firstByte();
       watch.settled(settled);
       await store.settle({} as never);

@@ -8,6 +8,7 @@ import type { Config, ProjectConfig } from '../config/schema.js';
 import { GatewayError } from '../errors/gateway-error.js';
 import { type Clock, parseRfc3339 } from '../lib/clock.js';
 import { newId } from '../lib/ids.js';
+import type { RequestRecord } from '../observability/request-scope.js';
 import type { FrozenDefinition, IdempotentResult, OutcomeDefinition, Store } from '../store/port.js';
 import { evidenceRefProblem } from './evidence.js';
 import { idempotencyOfWrite } from './idempotency.js';
@@ -32,6 +33,12 @@ export interface Caller {
   scopes: readonly string[];
   /** Model aliases the key may use; null or absent = every alias (governance/scopes.ts requireModel). */
   models?: readonly string[] | null;
+  /**
+   * The record of the client request this caller made (observability/request-scope.ts): handed to
+   * every attempt the request makes, for its log line and its rate-limit state. Absent for
+   * background work.
+   */
+  request?: RequestRecord | undefined;
 }
 
 /** A governance write as the HTTP layer hands it over. */

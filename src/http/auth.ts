@@ -16,7 +16,7 @@ import { GatewayError } from '../errors/gateway-error.js';
 import type { Caller } from '../governance/service.js';
 import type { Clock } from '../lib/clock.js';
 import { hashSecret, KEY_SECRET_PATTERN } from '../lib/secrets.js';
-import { noteCaller } from '../observability/request-scope.js';
+import { noteCaller, type RequestRecord } from '../observability/request-scope.js';
 import type { KeyRecord, Store } from '../store/port.js';
 
 /** Default of `auth.key_cache_ms`: how long a replica trusts a cached key lookup (revocation bound). */
@@ -72,7 +72,8 @@ export class Authenticator {
     private readonly cacheMs: number = KEY_CACHE_MS,
   ) {}
 
-  async authenticate(headers: IncomingHttpHeaders): Promise<Caller> {
+  /** `request`: the request's record (http-hooks.ts requestRecordOf), which the Caller carries on. */
+  async authenticate(headers: IncomingHttpHeaders, request?: RequestRecord): Promise<Caller> {
     const secret = presentedSecret(headers);
     const now = this.clock.now();
     let entry = this.cache.get(secret);
@@ -95,8 +96,8 @@ export class Authenticator {
       throw new GatewayError('authentication_failed', 'Invalid or revoked Gateway Key.');
     if (key.expiresAt !== null && Date.parse(key.expiresAt) <= now)
       throw new GatewayError('authentication_failed', 'The Gateway Key has expired.');
-    noteCaller(key.projectId, key.id);
-    return { keyId: key.id, projectId: key.projectId, scopes: key.scopes, models: key.models };
+    noteCaller(request, key.projectId, key.id);
+    return { keyId: key.id, projectId: key.projectId, scopes: key.scopes, models: key.models, request };
   }
 
   /** Drops every cached lookup of `keyId` (after this replica revoked it), and lookups in flight. */

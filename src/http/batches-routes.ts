@@ -5,6 +5,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { BatchService } from '../experimental/batches/service.js';
 import { requireScopes } from '../governance/scopes.js';
+import { requestRecordOf } from '../observability/http-hooks.js';
 import type { Authenticator } from './auth.js';
 import { jsonObjectBody } from './responses-routes.js';
 
@@ -17,7 +18,7 @@ type IdParams = { Params: { id: string } };
 
 export function registerBatchesRoutes(app: FastifyInstance, deps: BatchesRouteDeps): void {
   const caller = async (request: FastifyRequest) => {
-    const found = await deps.authenticator.authenticate(request.headers);
+    const found = await deps.authenticator.authenticate(request.headers, requestRecordOf(request));
     requireScopes(found, ['inference']);
     return found;
   };

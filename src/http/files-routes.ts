@@ -3,9 +3,10 @@
  * then the files use case. The upload is multipart and streamed to the object store; content is
  * streamed back from it.
  */
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { FilesService } from '../experimental/files/files-service.js';
 import { checkIdempotencyKey } from '../governance/idempotency.js';
+import { requestRecordOf } from '../observability/http-hooks.js';
 import { type Authenticator, requireScopes } from './auth.js';
 import { abandonBody, checkMultipart, formParts, registerMultipart } from './multipart-form.js';
 
@@ -18,8 +19,8 @@ export interface FilesRouteDeps {
 type IdParams = { Params: { id: string } };
 
 export function registerFilesRoutes(app: FastifyInstance, deps: FilesRouteDeps): void {
-  async function caller(headers: Parameters<Authenticator['authenticate']>[0]) {
-    const found = await deps.authenticator.authenticate(headers);
+  async function caller(request: FastifyRequest) {
+    const found = await deps.authenticator.authenticate(request.headers, requestRecordOf(request));
     requireScopes(found, ['inference']);
     return found;
   }
@@ -27,7 +28,7 @@ export function registerFilesRoutes(app: FastifyInstance, deps: FilesRouteDeps):
   app.register(async (scope) => {
     await registerMultipart(scope, deps.maxUploadBytes);
     scope.post('/v1/files', async (request, reply) => {
-      const who = await caller(request.headers);
+      const who = await caller(request);
       const idempotencyKey = checkIdempotencyKey(request.headers['idempotency-key']);
       checkMultipart(request, deps.maxUploadBytes);
       try {
@@ -46,17 +47,17 @@ export function registerFilesRoutes(app: FastifyInstance, deps: FilesRouteDeps):
   });
 
   app.get<IdParams>('/v1/files/:id', async (request) => {
-    return deps.files.get(await caller(request.headers), request.params.id);
+    return deps.files.get(await caller(request), request.params.id);
   });
 
   app.get<IdParams>('/v1/files/:id/content', async (request, reply) => {
-    const content = await deps.files.content(await caller(request.headers), request.params.id);
+    const content = await deps.files.content(await caller(request), request.params.id);
     return reply
       .headers({ 'content-type': 'application/octet-stream', 'content-length': String(content.bytes) })
       .send(content.stream);
   });
 
   app.delete<IdParams>('/v1/files/:id', async (request) => {
-    return deps.files.delete(await caller(request.headers), request.params.id);
+    return deps.files.delete(await caller(request), request.params.id);
   });
 }

@@ -8,6 +8,7 @@ import { checkIdempotencyKey } from '../governance/idempotency.js';
 import type { KeysService } from '../governance/keys-service.js';
 import type { RateLimiter } from '../governance/rate-limit.js';
 import type { Caller, GovernanceService, WriteRequest } from '../governance/service.js';
+import { requestRecordOf } from '../observability/http-hooks.js';
 import { noteRateLimited } from '../observability/request-scope.js';
 import { type Authenticator, requireScopes } from './auth.js';
 import { isJsonContentType } from './body.js';
@@ -29,14 +30,14 @@ export type Guard = (request: FastifyRequest, scope: string) => Promise<Caller>;
 /** Authenticate, rate-limit (per Project and key), then check the scope: every /svc/v1 route. */
 export function governanceGuard(deps: GovernanceRouteDeps): Guard {
   return async function guard(request: FastifyRequest, scope: string): Promise<Caller> {
-    const caller = await deps.authenticator.authenticate(request.headers);
+    const caller = await deps.authenticator.authenticate(request.headers, requestRecordOf(request));
     const limits = deps.governance.project(caller.projectId).rate_limit;
     const wait = await deps.rateLimiter.take(`${caller.projectId}/${caller.keyId}`, {
       requestsPerSecond: limits.requests_per_second,
       burst: limits.burst,
     });
     if (wait > 0) {
-      noteRateLimited('governance_requests');
+      noteRateLimited(caller.request, 'governance_requests');
       throw new GatewayError(
         'governance_rate_limited',
         `Governance rate limit exceeded; retry in ${wait} s.`,

@@ -9,6 +9,7 @@ import { GatewayError } from '../errors/gateway-error.js';
 import type { CountTokensService } from '../gateway/messages/count-tokens-service.js';
 import type { MessagesService } from '../gateway/messages/messages-service.js';
 import { type CancelSignal, ClientGone } from '../lib/cancel-signal.js';
+import { requestRecordOf } from '../observability/http-hooks.js';
 import { type Authenticator, requireModel } from './auth.js';
 import { isJsonContentType, jsonBodyBytes } from './body.js';
 import { rateLimitHeadersOf } from './rate-limit-headers.js';
@@ -81,7 +82,7 @@ export async function writeEventStream(
 
 export function registerMessagesRoutes(app: FastifyInstance, deps: MessagesRouteDeps): void {
   app.post('/v1/messages', async (request, reply) => {
-    const caller = await deps.authenticator.authenticate(request.headers);
+    const caller = await deps.authenticator.authenticate(request.headers, requestRecordOf(request));
     const body = jsonBody(request);
     requireModel(caller, body);
     const outcome = await deps.messages.create({
@@ -96,7 +97,7 @@ export function registerMessagesRoutes(app: FastifyInstance, deps: MessagesRoute
   });
 
   app.post('/v1/messages/count_tokens', async (request, reply) => {
-    const caller = await deps.authenticator.authenticate(request.headers);
+    const caller = await deps.authenticator.authenticate(request.headers, requestRecordOf(request));
     const body = jsonBody(request);
     requireModel(caller, body);
     const result = await deps.countTokens.count({ caller, headers: request.headers, body });

@@ -7,6 +7,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { GatewayError } from '../errors/gateway-error.js';
 import { renderError } from '../errors/render.js';
 import type { ListQuery, ModelsCatalogue, ModelsDialect } from '../gateway/models/list-models.js';
+import { requestRecordOf } from '../observability/http-hooks.js';
 import type { Authenticator } from './auth.js';
 
 export interface ModelsRouteDeps {
@@ -36,7 +37,7 @@ export function registerModelsRoutes(app: FastifyInstance, deps: ModelsRouteDeps
 
   app.get('/v1/models', (request, reply) =>
     answer(request, reply, async (dialect) => {
-      const caller = await deps.authenticator.authenticate(request.headers);
+      const caller = await deps.authenticator.authenticate(request.headers, requestRecordOf(request));
       const query = (request.query ?? {}) as Record<string, unknown>;
       const text = (name: keyof ListQuery) =>
         typeof query[name] === 'string' ? (query[name] as string) : undefined;
@@ -51,7 +52,7 @@ export function registerModelsRoutes(app: FastifyInstance, deps: ModelsRouteDeps
   // A wildcard so aliases holding "/" (allowed in alias names) are found whether or not the client escapes it.
   app.get('/v1/models/*', (request, reply) =>
     answer(request, reply, async (dialect) => {
-      const caller = await deps.authenticator.authenticate(request.headers);
+      const caller = await deps.authenticator.authenticate(request.headers, requestRecordOf(request));
       const id = (request.params as { '*': string })['*'];
       return deps.models.retrieve(caller, dialect, id);
     }),

@@ -3,8 +3,9 @@
  * withheld (they cannot be configured). Every route answers 501 endpoint_not_served naming the
  * profile, after authentication, so the answer is the same for every caller with a valid key.
  */
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { GatewayError } from '../errors/gateway-error.js';
+import { requestRecordOf } from '../observability/http-hooks.js';
 import { type Authenticator, requireScopes } from './auth.js';
 
 export const ASYNC_INVOKE_PROFILE = 'cloudf.runtime.async-invoke.v1';
@@ -18,12 +19,12 @@ function notServed(what: string, profile: string, extra = ''): GatewayError {
 }
 
 export function registerNotServedRoutes(app: FastifyInstance, deps: { authenticator: Authenticator }): void {
-  const refuse =
-    (what: string, profile: string, extra?: string) =>
-    async (request: { headers: Parameters<Authenticator['authenticate']>[0] }) => {
-      requireScopes(await deps.authenticator.authenticate(request.headers), ['inference']);
-      throw notServed(what, profile, extra);
-    };
+  const refuse = (what: string, profile: string, extra?: string) => async (request: FastifyRequest) => {
+    requireScopes(await deps.authenticator.authenticate(request.headers, requestRecordOf(request)), [
+      'inference',
+    ]);
+    throw notServed(what, profile, extra);
+  };
   app.post('/v1/async/invocations', refuse('POST /v1/async/invocations', ASYNC_INVOKE_PROFILE));
   app.get('/v1/async/invocations/:id', refuse('GET /v1/async/invocations/{id}', ASYNC_INVOKE_PROFILE));
   app.post(

@@ -7,13 +7,13 @@
  *     reset as a duration (`250ms`, `12s`, `1m0s`).
  * A refusal also carries `svc-rate-limited` naming the limit (`key_requests`, `key_tokens`,
  * `project_requests`, `project_tokens`) next to its Retry-After.
- * The state comes from the request's rate scope, given here to each /v1 request's record (one
- * request scope per request: observability/request-scope.ts).
+ * The state comes from the request's rate scope, given here to each /v1 request's record
+ * (observability/request-scope.ts), which carries it to admission.
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { dialectOf } from '../errors/render.js';
 import { type LimitState, newRateScope, type RateScope } from '../limits/rate-limit-scope.js';
-import { currentRequest } from '../observability/request-scope.js';
+import { requestRecordOf } from '../observability/http-hooks.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -69,12 +69,12 @@ export function rateLimitHeadersOf(request: FastifyRequest): Record<string, stri
 
 export function registerRateLimitHeaders(app: FastifyInstance): void {
   app.decorateRequest('svcRateScope', null);
-  // Runs inside the request scope that the observability hooks open (registered before these).
+  // After the observability hooks (registered before these) made the request's record.
   app.addHook('preHandler', (request, _reply, done) => {
     if (!request.url.startsWith('/v1/')) return done();
     const scope = newRateScope();
     request.svcRateScope = scope;
-    const record = currentRequest();
+    const record = requestRecordOf(request);
     if (record) record.rate = scope;
     done();
   });

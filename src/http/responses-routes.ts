@@ -6,6 +6,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { GatewayError } from '../errors/gateway-error.js';
 import type { ResponsesService } from '../experimental/responses/service.js';
 import { requireModel, requireScopes } from '../governance/scopes.js';
+import { requestRecordOf } from '../observability/http-hooks.js';
 import type { Authenticator } from './auth.js';
 import { isJsonContentType, jsonBodyBytes } from './body.js';
 import { clientGoneSignal, writeEventStream } from './messages-routes.js';
@@ -28,7 +29,7 @@ type IdParams = { Params: { id: string } };
 
 export function registerResponsesRoutes(app: FastifyInstance, deps: ResponsesRouteDeps): void {
   const caller = async (request: FastifyRequest) => {
-    const found = await deps.authenticator.authenticate(request.headers);
+    const found = await deps.authenticator.authenticate(request.headers, requestRecordOf(request));
     requireScopes(found, ['inference']);
     return found;
   };

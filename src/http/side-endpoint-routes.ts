@@ -10,6 +10,7 @@ import type {
   SideCall,
   SideEndpointsService,
 } from '../experimental/media/side-endpoints-service.js';
+import { requestRecordOf } from '../observability/http-hooks.js';
 import { type Authenticator, requireModel } from './auth.js';
 import { isJsonContentType } from './body.js';
 import { abandonBody, checkMultipart, formParts, registerMultipart } from './multipart-form.js';
@@ -38,7 +39,7 @@ function send(reply: FastifyReply, answer: SideAnswer): FastifyReply {
 
 export function registerSideEndpointRoutes(app: FastifyInstance, deps: SideRouteDeps): void {
   async function jsonCall(request: FastifyRequest): Promise<SideCall> {
-    const caller = await deps.authenticator.authenticate(request.headers);
+    const caller = await deps.authenticator.authenticate(request.headers, requestRecordOf(request));
     if (
       !isJsonContentType(request.headers['content-type']) ||
       Buffer.isBuffer(request.body) ||
@@ -66,7 +67,7 @@ export function registerSideEndpointRoutes(app: FastifyInstance, deps: SideRoute
   app.register(async (scope) => {
     await registerMultipart(scope, deps.maxUploadBytes);
     scope.post('/v1/audio/transcriptions', async (request, reply) => {
-      const caller = await deps.authenticator.authenticate(request.headers);
+      const caller = await deps.authenticator.authenticate(request.headers, requestRecordOf(request));
       checkMultipart(request, deps.maxUploadBytes);
       try {
         return send(

@@ -20,10 +20,14 @@
  *                                   durable; labels and amounts are read back from the stored
  *                                   attempt in the settling transaction, so they equal the audit entry
  *
+ * `request` is the record of the client request the attempt serves (its log line), handed on
+ * explicitly from the HTTP layer through the attempt's plan; background work has none.
+ *
  * Observers must be cheap and must never throw into the request path.
  */
 
 import type { SkipCode } from '../catalogue/eligibility.js';
+import type { RequestRecord } from '../observability/request-scope.js';
 import type { AttemptIdentity } from '../store/port.js';
 
 /** Why routing skipped a target: a fixed code (catalogue/eligibility.ts SKIP_CODES), never free text. */
@@ -97,18 +101,45 @@ export interface AttemptWatch {
 }
 
 export interface AttemptObserver {
-  started(attemptId: string, labels: AttemptLabels, reservationMicrosUsd: number): AttemptWatch;
+  started(
+    attemptId: string,
+    labels: AttemptLabels,
+    reservationMicrosUsd: number,
+    request: RequestRecord | undefined,
+  ): AttemptWatch;
   refused(
     labels: Omit<AttemptLabels, 'connection' | 'profile' | 'primitive' | 'upstreamModel'> &
       Partial<AttemptLabels>,
     reason: RefusalReason,
   ): void;
   /** A background attempt was reserved (admitted); settledHeld reports its settlement later. */
-  held(attemptId: string, labels: AttemptLabels, reservationMicrosUsd: number): void;
+  held(
+    attemptId: string,
+    labels: AttemptLabels,
+    reservationMicrosUsd: number,
+    request: RequestRecord | undefined,
+  ): void;
   /** A background attempt's settlement became durable (exactly once per attempt, in any process). */
-  settledHeld(attemptId: string, labels: AttemptLabels, reservedAtMs: number, result: AttemptSettled): void;
-  routedAway(alias: string, connection: string, reason: RoutedAwayReason): void;
-  fallback(alias: string, fromConnection: string, toConnection: string, errorType: string): void;
+  settledHeld(
+    attemptId: string,
+    labels: AttemptLabels,
+    reservedAtMs: number,
+    result: AttemptSettled,
+    request: RequestRecord | undefined,
+  ): void;
+  routedAway(
+    alias: string,
+    connection: string,
+    reason: RoutedAwayReason,
+    request: RequestRecord | undefined,
+  ): void;
+  fallback(
+    alias: string,
+    fromConnection: string,
+    toConnection: string,
+    errorType: string,
+    request: RequestRecord | undefined,
+  ): void;
   /** The reaper committed attempts whose lease passed. */
   leaseExpired(count: number): void;
 }
@@ -135,8 +166,8 @@ export function combineObservers(...observers: AttemptObserver[]): AttemptObserv
   const [only] = observers;
   if (observers.length === 1 && only) return only;
   return {
-    started(attemptId, labels, reservation) {
-      const watches = observers.map((observer) => observer.started(attemptId, labels, reservation));
+    started(attemptId, labels, reservation, request) {
+      const watches = observers.map((observer) => observer.started(attemptId, labels, reservation, request));
       return {
         within: (fn) =>
           watches.reduceRight<() => ReturnType<typeof fn>>((inner, watch) => () => watch.within(inner), fn)(),
@@ -151,17 +182,18 @@ export function combineObservers(...observers: AttemptObserver[]): AttemptObserv
     refused: (labels, reason) => {
       for (const observer of observers) observer.refused(labels, reason);
     },
-    held: (attemptId, labels, reservation) => {
-      for (const observer of observers) observer.held(attemptId, labels, reservation);
+    held: (attemptId, labels, reservation, request) => {
+      for (const observer of observers) observer.held(attemptId, labels, reservation, request);
     },
-    settledHeld: (attemptId, labels, reservedAtMs, result) => {
-      for (const observer of observers) observer.settledHeld(attemptId, labels, reservedAtMs, result);
+    settledHeld: (attemptId, labels, reservedAtMs, result, request) => {
+      for (const observer of observers)
+        observer.settledHeld(attemptId, labels, reservedAtMs, result, request);
     },
-    routedAway: (alias, connection, reason) => {
-      for (const observer of observers) observer.routedAway(alias, connection, reason);
+    routedAway: (alias, connection, reason, request) => {
+      for (const observer of observers) observer.routedAway(alias, connection, reason, request);
     },
-    fallback: (alias, from, to, errorType) => {
-      for (const observer of observers) observer.fallback(alias, from, to, errorType);
+    fallback: (alias, from, to, errorType, request) => {
+      for (const observer of observers) observer.fallback(alias, from, to, errorType, request);
     },
     leaseExpired: (count) => {
       for (const observer of observers) observer.leaseExpired(count);

@@ -34,6 +34,7 @@ import type { ErrorType } from '../canonical/types.js';
 import { GatewayError } from '../errors/gateway-error.js';
 import type { CancelSignal } from '../lib/cancel-signal.js';
 import type { InferenceRateLimits, RateTicket } from '../limits/inference-limits.js';
+import type { RequestRecord } from '../observability/request-scope.js';
 import { NotSentError, UpstreamFailure, type UpstreamResponse } from '../primitives/shared/upstream-call.js';
 import type { AttemptUsage } from '../store/port.js';
 import type { AttemptObserver, RoutedAwayReason } from './attempt-observer.js';
@@ -194,6 +195,7 @@ export class AttemptRunner {
         projectId: plan.projectId,
         keyId: plan.keyId,
         worstCaseTokens: plan.worstCaseTokens ?? 0,
+        request: plan.request,
       });
     } catch (error) {
       const limited = error instanceof GatewayError && error.code === 'rate_limited';
@@ -208,14 +210,20 @@ export class AttemptRunner {
     }
   }
 
-  /** Routing skipped a target before any attempt (portable mode). */
-  routedAway(alias: string, connection: string, reason: RoutedAwayReason): void {
-    this.observer.routedAway(alias, connection, reason);
+  /** Routing skipped a target before any attempt (portable mode); `request`: the client request's record. */
+  routedAway(alias: string, connection: string, reason: RoutedAwayReason, request?: RequestRecord): void {
+    this.observer.routedAway(alias, connection, reason, request);
   }
 
-  /** Routing moves on from a failed attempt to the next target. */
-  fallback(alias: string, fromConnection: string, toConnection: string, errorType: string): void {
-    this.observer.fallback(alias, fromConnection, toConnection, errorType);
+  /** Routing moves on from a failed attempt to the next target; `request`: the client request's record. */
+  fallback(
+    alias: string,
+    fromConnection: string,
+    toConnection: string,
+    errorType: string,
+    request?: RequestRecord,
+  ): void {
+    this.observer.fallback(alias, fromConnection, toConnection, errorType, request);
   }
 
   /** reserve -> send -> classify -> read -> settle, for a call answered in one piece. */
@@ -296,7 +304,7 @@ export class AttemptRunner {
    * is reported to the observer (started and settled at once: settledHeld) and logged. A store
    * failure is retried for one ledger lease; past it, or past the held lease, the reaper commits.
    */
-  async settleHeld(held: HeldAttempt, settlement: Settlement): Promise<void> {
+  async settleHeld(held: HeldAttempt, settlement: Settlement, request?: RequestRecord): Promise<void> {
     const now = this.ledger.clock.now();
     await this.ledger.persistHeldSettlement(
       {
@@ -311,6 +319,7 @@ export class AttemptRunner {
       },
       now + this.ledger.settings.leaseMs,
       settlement.errorType,
+      request,
     );
   }
 

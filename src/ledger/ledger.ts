@@ -13,6 +13,7 @@ import { GatewayError, StoreUnavailableError } from '../errors/gateway-error.js'
 import type { Clock } from '../lib/clock.js';
 import { newTimeOrderedId, randomBase32 } from '../lib/ids.js';
 import type { RateTicket } from '../limits/inference-limits.js';
+import type { RequestRecord } from '../observability/request-scope.js';
 import type { AttemptUsage, ReapedAttempt, SettledAttempt, SettleInput, Store } from '../store/port.js';
 import {
   type AttemptLabels,
@@ -32,6 +33,11 @@ export interface AttemptPlan extends AttemptLabels {
    * minute limits at admission (limits/inference-limits.ts); absent: not priced in tokens (0).
    */
   worstCaseTokens?: number;
+  /**
+   * The record of the client request the attempt serves (the Caller's, observability/request-scope.ts):
+   * its rate-limit state at admission and its log line. Absent for background work.
+   */
+  request?: RequestRecord | undefined;
 }
 
 function refusalReason(error: unknown): RefusalReason {
@@ -251,9 +257,9 @@ export class Ledger {
     let watch: AttemptWatch;
     if (durable) {
       // Settled later, maybe by another process: reported then by settledHeld (persistHeldSettlement).
-      this.observer.held(attemptId, plan, reservationMicrosUsd);
-      watch = noAttemptObserver.started(attemptId, plan, reservationMicrosUsd);
-    } else watch = this.observer.started(attemptId, plan, reservationMicrosUsd);
+      this.observer.held(attemptId, plan, reservationMicrosUsd, plan.request);
+      watch = noAttemptObserver.started(attemptId, plan, reservationMicrosUsd, undefined);
+    } else watch = this.observer.started(attemptId, plan, reservationMicrosUsd, plan.request);
     return new Attempt(attemptId, reservationMicrosUsd, now, leaseMs, this, watch, ticket);
   }
 
@@ -273,10 +279,11 @@ export class Ledger {
     input: SettleInput,
     leaseExpiresMs: number,
     errorType: string | null,
+    request: RequestRecord | undefined,
   ): Promise<void> {
     const write = async () => {
       const settled = await this.store.settleAndRead(input);
-      if (settled) this.reportHeld(input, settled, errorType);
+      if (settled) this.reportHeld(input, settled, errorType, request);
     };
     await this.retry(write, leaseExpiresMs, 'settlement', input.attemptId);
   }
@@ -302,11 +309,17 @@ export class Ledger {
         },
         attempt,
         'lease_expired',
+        undefined,
       );
     }
   }
 
-  private reportHeld(input: SettleInput, settled: SettledAttempt, errorType: string | null): void {
+  private reportHeld(
+    input: SettleInput,
+    settled: SettledAttempt,
+    errorType: string | null,
+    request: RequestRecord | undefined,
+  ): void {
     const labels: AttemptLabels = {
       projectId: settled.projectId,
       keyId: settled.keyId,
@@ -320,16 +333,22 @@ export class Ledger {
       streamed: false,
     };
     try {
-      this.observer.settledHeld(input.attemptId, labels, Date.parse(settled.createdAt), {
-        outcome: input.outcome,
-        costMicrosUsd: settled.committedMicrosUsd,
-        reservationMicrosUsd: settled.reservationMicrosUsd,
-        tokens: input.usage,
-        httpStatus: input.httpStatus,
-        errorType,
-        responseModel: null,
-        durationMs: input.durationMs,
-      });
+      this.observer.settledHeld(
+        input.attemptId,
+        labels,
+        Date.parse(settled.createdAt),
+        {
+          outcome: input.outcome,
+          costMicrosUsd: settled.committedMicrosUsd,
+          reservationMicrosUsd: settled.reservationMicrosUsd,
+          tokens: input.usage,
+          httpStatus: input.httpStatus,
+          errorType,
+          responseModel: null,
+          durationMs: input.durationMs,
+        },
+        request,
+      );
     } catch (error) {
       this.logger.warn(
         { err: error, attempt: input.attemptId },

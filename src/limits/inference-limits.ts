@@ -21,9 +21,9 @@
  */
 import { GatewayError } from '../errors/gateway-error.js';
 import type { Clock } from '../lib/clock.js';
-import { noteRateLimited } from '../observability/request-scope.js';
+import { noteRateLimited, type RequestRecord } from '../observability/request-scope.js';
 import type { BucketAnswer, BucketSize, BucketTake, MultiBucketLimiter } from './limiter.js';
-import { currentRateScope, type LimitState, type RateLimitState } from './rate-limit-scope.js';
+import type { LimitState, RateLimitState } from './rate-limit-scope.js';
 
 /** Per-minute limits; an absent one does not apply. */
 export interface InferenceLimits {
@@ -39,6 +39,8 @@ export interface RateSubject {
   projectId: string;
   keyId: string;
   worstCaseTokens: number;
+  /** The client request the attempt serves (its rate scope and log line); absent for background work. */
+  request?: RequestRecord | undefined;
 }
 
 /** Tokens an attempt settled with (null: none known). */
@@ -143,10 +145,10 @@ function refusal(
     ? `Rate limit: this request's worst case of ${subject.worstCaseTokens} tokens (input bound + max output tokens) exceeds the ${owner}'s limit of ${bucket.perMinute} tokens per minute (${ownerId}); it can never be admitted: lower max_tokens or the input.`
     : `Rate limit: the ${owner}'s limit of ${bucket.perMinute} ${bucket.kind} per minute (${ownerId}) is reached; retry after ${Math.ceil(answer.waitMs / 1000)} s.`;
   const retryAfter = never ? 60 : Math.max(1, Math.ceil(answer.waitMs / 1000));
-  const scope = currentRateScope();
+  const scope = subject.request?.rate;
   const refusedBy = `${bucket.owner}_${bucket.kind}` as const;
   if (scope) scope.refusedBy = refusedBy;
-  noteRateLimited(refusedBy);
+  noteRateLimited(subject.request, refusedBy);
   return new GatewayError('rate_limited', message, { retryAfter: String(retryAfter) });
 }
 
@@ -207,7 +209,7 @@ export class InferenceRateLimits {
       await this.limitsOf(subject.projectId, subject.keyId),
     );
     if (buckets.length === 0) return undefined;
-    const scope = currentRateScope();
+    const scope = subject.request?.rate;
     const requestUnits = scope?.requestCounted ? 0 : 1;
     const tokens = Math.max(0, Math.ceil(subject.worstCaseTokens));
     const takes: BucketTake[] = buckets.map((bucket) => ({

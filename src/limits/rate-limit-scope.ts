@@ -1,11 +1,11 @@
 /**
- * The inference rate-limit state of the request running now (carried by the request's record,
- * observability/request-scope.ts, which the HTTP layer gives every /v1 request): admission (inference-limits.ts) writes what the binding
- * limits look like after it, and whether the request's one request unit is taken; the HTTP layer
- * renders it as the dialect's rate-limit headers on the answer, success or refusal. Background work
- * has no scope: nothing is rendered and every attempt counts as a request.
+ * The inference rate-limit state of one client request (carried by the request's record,
+ * observability/request-scope.ts, which the HTTP layer gives every /v1 request and the attempt's
+ * plan hands to admission): admission (inference-limits.ts) writes what the binding limits look
+ * like after it, and whether the request's one request unit is taken; the HTTP layer renders it as
+ * the dialect's rate-limit headers on the answer, success or refusal. Background work has no
+ * scope: nothing is rendered and every attempt counts as a request.
  */
-import { currentRequest } from '../observability/request-scope.js';
 
 /** One limit as the headers tell it: its size per minute, what is left, when it is full again. */
 export interface LimitState {
@@ -31,9 +31,4 @@ export interface RateScope {
 
 export function newRateScope(): RateScope {
   return { requestCounted: false, state: undefined, refusedBy: undefined };
-}
-
-/** The rate scope of the request running now (none for background work or outside /v1). */
-export function currentRateScope(): RateScope | undefined {
-  return currentRequest()?.rate ?? undefined;
 }

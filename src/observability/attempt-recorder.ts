@@ -17,7 +17,7 @@ import type {
 } from '../ledger/attempt-observer.js';
 import { AttemptSeries, operationName, providerName, type SeriesCache } from './attempt-series.js';
 import type { GatewayMetrics } from './metrics.js';
-import { currentRequest, type RequestRecord } from './request-scope.js';
+import type { RequestRecord } from './request-scope.js';
 import { ATTR, SpanKind, startSpan, trace, tracer } from './tracing.js';
 
 export interface RecorderOptions {
@@ -32,8 +32,12 @@ export class AttemptRecorder implements AttemptObserver {
     this.series = options.metrics ? new Map() : undefined;
   }
 
-  started(attemptId: string, labels: AttemptLabels, reservationMicrosUsd: number): AttemptWatch {
-    const record = currentRequest();
+  started(
+    attemptId: string,
+    labels: AttemptLabels,
+    reservationMicrosUsd: number,
+    record: RequestRecord | undefined,
+  ): AttemptWatch {
     if (record) noteAttempt(record, attemptId, labels);
     const metrics = this.options.metrics;
     const series = metrics ? AttemptSeries.of(this.series!, metrics, labels) : undefined;
@@ -53,8 +57,12 @@ export class AttemptRecorder implements AttemptObserver {
     return new Watch(labels.streamed, series, span, parent, record);
   }
 
-  held(attemptId: string, labels: AttemptLabels, _reservationMicrosUsd: number): void {
-    const record = currentRequest();
+  held(
+    attemptId: string,
+    labels: AttemptLabels,
+    _reservationMicrosUsd: number,
+    record: RequestRecord | undefined,
+  ): void {
     if (record) noteAttempt(record, attemptId, labels);
     const metrics = this.options.metrics;
     if (metrics) AttemptSeries.of(this.series!, metrics, labels).admitted.inc();
@@ -62,10 +70,15 @@ export class AttemptRecorder implements AttemptObserver {
       trace.getActiveSpan()?.addEvent('svc.attempt_held', { [ATTR.attemptId]: attemptId });
   }
 
-  settledHeld(attemptId: string, labels: AttemptLabels, reservedAtMs: number, result: AttemptSettled): void {
+  settledHeld(
+    attemptId: string,
+    labels: AttemptLabels,
+    reservedAtMs: number,
+    result: AttemptSettled,
+    record: RequestRecord | undefined,
+  ): void {
     const metrics = this.options.metrics;
     if (metrics) AttemptSeries.of(this.series!, metrics, labels).settled(result);
-    const record = currentRequest();
     if (record) {
       // Settled inside a request (a cancel, a failed create): its log line tells what it committed.
       if (record.attemptId !== attemptId) noteAttempt(record, attemptId, labels);
@@ -101,7 +114,12 @@ export class AttemptRecorder implements AttemptObserver {
       trace.getActiveSpan()?.addEvent('svc.reservation_refused', { 'svc.refusal.reason': reason });
   }
 
-  routedAway(alias: string, connection: string, reason: RoutedAwayReason): void {
+  routedAway(
+    alias: string,
+    connection: string,
+    reason: RoutedAwayReason,
+    record: RequestRecord | undefined,
+  ): void {
     const metrics = this.options.metrics;
     if (metrics)
       metrics.counter('svc_routed_away_total').inc({
@@ -110,13 +128,19 @@ export class AttemptRecorder implements AttemptObserver {
         reason,
       });
     if (this.options.tracing)
-      routeSpanOf(currentRequest(), alias)?.addEvent('svc.routed_away', {
+      routeSpanOf(record, alias)?.addEvent('svc.routed_away', {
         [ATTR.connection]: connection,
         'svc.route.reason': reason,
       });
   }
 
-  fallback(alias: string, fromConnection: string, toConnection: string, errorType: string): void {
+  fallback(
+    alias: string,
+    fromConnection: string,
+    toConnection: string,
+    errorType: string,
+    record: RequestRecord | undefined,
+  ): void {
     const metrics = this.options.metrics;
     if (metrics)
       metrics.counter('svc_fallbacks_total').inc({
@@ -126,7 +150,7 @@ export class AttemptRecorder implements AttemptObserver {
         error_type: metrics.bounded('error_type', errorType),
       });
     if (this.options.tracing)
-      routeSpanOf(currentRequest(), alias)?.addEvent('svc.fallback', {
+      routeSpanOf(record, alias)?.addEvent('svc.fallback', {
         'svc.fallback.from': fromConnection,
         'svc.fallback.to': toConnection,
         [ATTR.errorType]: errorType,

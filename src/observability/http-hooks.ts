@@ -1,7 +1,7 @@
 /**
  * Per-request observability on the Fastify app:
  *   onRequest   open the request's record and, tracing on, its SERVER span (inbound `traceparent`)
- *   preHandler  run the handler inside the request scope and the span's context
+ *   preHandler  tracing on: run the handler inside the span's context
  *   onError     remember the error code for the log line
  *   onSend      governance writes: remember the id of the resource written
  *   close       (the response finished or the client left) one log line, the HTTP metric, end spans
@@ -11,7 +11,7 @@
 import { type Context, propagation, ROOT_CONTEXT, type Span, SpanStatusCode } from '@opentelemetry/api';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { CounterCell, GatewayMetrics } from './metrics.js';
-import { newRequestRecord, RATE_LIMITS, type RequestRecord, runInRequestScope } from './request-scope.js';
+import { newRequestRecord, RATE_LIMITS, type RequestRecord } from './request-scope.js';
 import { SpanKind, startSpan, withSpan } from './tracing.js';
 
 interface RequestState {
@@ -24,6 +24,11 @@ declare module 'fastify' {
   interface FastifyRequest {
     svcObservability: RequestState | null;
   }
+}
+
+/** The record of a request (made by the onRequest hook below; absent only before it ran). */
+export function requestRecordOf(request: FastifyRequest): RequestRecord | undefined {
+  return request.svcObservability?.record;
 }
 
 const GOVERNANCE_ID = /"id"\s*:\s*"([A-Za-z0-9_-]{1,128})"/;
@@ -86,10 +91,12 @@ export function registerObservabilityHooks(
     done();
   });
 
-  app.addHook('preHandler', (request, _reply, done) => {
-    const state = request.svcObservability!;
-    runInRequestScope(state.record, () => (state.span ? withSpan(state.span, state.parent, done) : done()));
-  });
+  if (tracing)
+    app.addHook('preHandler', (request, _reply, done) => {
+      const state = request.svcObservability!;
+      if (state.span) withSpan(state.span, state.parent, done);
+      else done();
+    });
 
   app.addHook('onError', (request, _reply, error, done) => {
     const state = request.svcObservability;

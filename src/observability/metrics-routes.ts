@@ -6,6 +6,7 @@
 import { createServer, type Server } from 'node:http';
 import type { FastifyInstance } from 'fastify';
 import { type Authenticator, requireScopes } from '../http/auth.js';
+import { requestRecordOf } from './http-hooks.js';
 import type { GatewayMetrics } from './metrics.js';
 
 export function registerMetricsRoute(
@@ -14,7 +15,7 @@ export function registerMetricsRoute(
   authenticator: Authenticator,
 ): void {
   app.get('/metrics', async (request, reply) => {
-    const caller = await authenticator.authenticate(request.headers);
+    const caller = await authenticator.authenticate(request.headers, requestRecordOf(request));
     requireScopes(caller, ['governance:read']);
     const text = await metrics.exposition();
     return reply.header('content-type', metrics.contentType).send(text);

@@ -1,9 +1,11 @@
 /**
  * What one inbound request did, gathered while it runs and written as its one log line when it
- * ends. The HTTP hooks open the scope (AsyncLocalStorage) around the route handler; the attempt
- * observer and the authenticator add to it from wherever they run inside that handler.
+ * ends. The HTTP hooks make the record when the request arrives (http-hooks.ts); it is then handed
+ * on explicitly: the authenticator puts it on the Caller, the use cases put the Caller's record on
+ * each attempt's plan, and the attempt runner, the rate limits and the observer write to it.
+ * Background work has none. No AsyncLocalStorage: on Node 20 one active store makes every promise
+ * of the process pay an async-hook call (about a tenth of a call's CPU, docs/performance.md).
  */
-import { AsyncLocalStorage } from 'node:async_hooks';
 import type { AttemptTokens, SettlementOutcome } from '../ledger/attempt-observer.js';
 import type { RateScope } from '../limits/rate-limit-scope.js';
 
@@ -68,28 +70,15 @@ export function newRequestRecord(): RequestRecord {
   };
 }
 
-const scope = new AsyncLocalStorage<RequestRecord>();
-
-export function runInRequestScope<T>(record: RequestRecord, fn: () => T): T {
-  return scope.run(record, fn);
-}
-
-/** The record of the request running now, if any (background work has none). */
-export function currentRequest(): RequestRecord | undefined {
-  return scope.getStore();
-}
-
 /** Called by authentication: who is calling (never the secret). */
-export function noteCaller(projectId: string, keyId: string): void {
-  const record = scope.getStore();
+export function noteCaller(record: RequestRecord | undefined, projectId: string, keyId: string): void {
   if (record) {
     record.projectId = projectId;
     record.keyId = keyId;
   }
 }
 
-/** Called where a rate limit refuses the request running now (counted once, when it ends). */
-export function noteRateLimited(limit: RateLimitName): void {
-  const record = scope.getStore();
+/** Called where a rate limit refuses the request (counted once, when it ends). */
+export function noteRateLimited(record: RequestRecord | undefined, limit: RateLimitName): void {
   if (record) record.rateLimit = limit;
 }

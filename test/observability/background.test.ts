@@ -16,7 +16,13 @@ import { createObservability, type Observability } from '../../src/observability
 import { type Simulator, startSimulator } from '../../src/simulator/server.js';
 import type { AuditEntry } from '../../src/store/port.js';
 import { deferredConfig, eventually, SEALING_KEY } from '../support/deferred-gateway.js';
-import { call, type StoreKind, startTestGateway, type TestGateway } from '../support/gateway.js';
+import {
+  type CallResult,
+  call,
+  type StoreKind,
+  startTestGateway,
+  type TestGateway,
+} from '../support/gateway.js';
 import { type Sample, strictSamples, total } from './support.js';
 
 const JOBS = {
@@ -116,6 +122,7 @@ describe('background attempts in the metrics (SQLite)', () => {
   let key: string;
   let samples: Sample[];
   let audit: AuditEntry[];
+  let runningCancel: CallResult;
 
   beforeAll(async () => {
     sim = await startSimulator();
@@ -186,9 +193,8 @@ describe('background attempts in the metrics (SQLite)', () => {
     expect(
       (await call(gateway.url, 'POST', `/v1/responses/${queued.body.id}/cancel`, { key })).body.status,
     ).toBe('cancelled');
-    expect(
-      (await call(gateway.url, 'POST', `/v1/responses/${running.body.id}/cancel`, { key })).body.status,
-    ).toBe('cancelled');
+    runningCancel = await call(gateway.url, 'POST', `/v1/responses/${running.body.id}/cancel`, { key });
+    expect(runningCancel.body.status).toBe('cancelled');
 
     audit = await gateway.store.listAudit({ limit: 1000 });
     samples = await scrape(gateway, key);
@@ -208,6 +214,23 @@ describe('background attempts in the metrics (SQLite)', () => {
       '/v1/responses not_sent',
     ]);
     expect(audit.find((entry) => entry.outcome === 'cancelled_running')!.costMicrosUsd).toBeGreaterThan(0);
+  });
+
+  it('the request that cancelled a running response names what the cancel committed on its log line', () => {
+    const entry = audit.find((row) => row.outcome === 'cancelled_running')!;
+    const line = gateway.logs
+      .map((text) => JSON.parse(text) as Record<string, unknown>)
+      .find(
+        (candidate) =>
+          candidate.msg === 'request completed' &&
+          candidate.request_id === runningCancel.headers.get('request-id'),
+      );
+    expect(line).toMatchObject({
+      project: 'prj_a',
+      attempt: entry.attemptId,
+      outcome: 'cancelled_running',
+      cost_micros_usd: entry.costMicrosUsd,
+    });
   });
 
   it('a scrape equals the audit trail: cost, admissions, settlements by outcome, tokens, durations', () => {

@@ -174,6 +174,7 @@ export class BatchService {
         streamed: false,
         reservationMicrosUsd: reservation,
         worstCaseTokens: lines.reduce((sum, line) => sum + line.worstCaseTokens, 0),
+        request: call.caller.request,
       },
       id,
       BATCH_ATTEMPT_LEASE_MS,
@@ -216,12 +217,12 @@ export class BatchService {
       await objects.put(projectId, payloadKey(id), Buffer.from(payload), { sealed: false });
       created = await store.batches.create(record, now, idempotency, batchView);
     } catch (error) {
-      await runner.settleHeld(held, notSent('not_created'));
+      await runner.settleHeld(held, notSent('not_created'), call.caller.request);
       await objects.delete(projectId, payloadKey(id)).catch(() => false);
       throw error;
     }
     if (created.replayed) {
-      await runner.settleHeld(held, notSent('idempotent_replay'));
+      await runner.settleHeld(held, notSent('idempotent_replay'), call.caller.request);
       await objects.delete(projectId, payloadKey(id)).catch(() => false);
     }
     return { body: created.body };
@@ -250,7 +251,11 @@ export class BatchService {
             cancelledAt: now,
           });
           if (!cancelled) continue;
-          await this.deps.runner.settleHeld(heldAttempt(batch), notSent('cancelled_before_submission'));
+          await this.deps.runner.settleHeld(
+            heldAttempt(batch),
+            notSent('cancelled_before_submission'),
+            caller.request,
+          );
           await this.deps.objects.delete(batch.projectId, payloadKey(id)).catch(() => false);
           return { body: batchView(cancelled) };
         }

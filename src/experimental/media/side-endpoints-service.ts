@@ -132,6 +132,7 @@ export class SideEndpointsService {
       upstreamModel: prepared.target.upstreamModel,
       streamed: false,
       reservationMicrosUsd,
+      request: prepared.caller.request,
     };
   }
 

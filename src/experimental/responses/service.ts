@@ -189,6 +189,7 @@ export class ResponsesService {
       streamed: false,
       reservationMicrosUsd: reservation,
       worstCaseTokens: inputBound + request.maxOutputTokens,
+      request: call.caller.request,
     };
     const body = upstreamBody(request, target.upstreamModel);
     const headers = { 'svc-route': connection.name };
@@ -233,7 +234,7 @@ export class ResponsesService {
       connection: pinned,
     });
     for (const away of plan.skipped) {
-      this.deps.runner.routedAway(alias.alias, away.connection, away.code);
+      this.deps.runner.routedAway(alias.alias, away.connection, away.code, call.caller.request);
     }
     const planned = plan.eligible[0]!;
     const attemptPlan = messagesAttemptPlan({
@@ -249,6 +250,7 @@ export class ResponsesService {
         runId,
         endpoint: '/v1/responses',
         alias: alias.alias,
+        request: call.caller.request,
       },
       clientSignal: call.clientSignal,
     });
@@ -307,7 +309,7 @@ export class ResponsesService {
       await putSealedJson(this.deps.objects, record.projectId, record.requestObject, sealedRequest);
       await this.deps.store.deferredResponses.create(record, now);
     } catch (error) {
-      await this.deps.runner.settleHeld(held, NOT_STORED);
+      await this.deps.runner.settleHeld(held, NOT_STORED, call.caller.request);
       await this.deps.objects.delete(record.projectId, record.requestObject).catch(() => false);
       throw error;
     }
@@ -361,7 +363,7 @@ export class ResponsesService {
         case 'queued': {
           const cancelled = await store.deferredResponses.update(id, ['queued'], { status: 'cancelled' });
           if (!cancelled) continue;
-          await this.deps.runner.settleHeld(heldAttempt(record), CANCELLED_QUEUED);
+          await this.deps.runner.settleHeld(heldAttempt(record), CANCELLED_QUEUED, caller.request);
           return { headers: {}, body: responseView(cancelled, undefined) };
         }
         case 'in_progress': {
@@ -376,7 +378,7 @@ export class ResponsesService {
           if (!cancelled) continue;
           this.deps.running.abort(id);
           // The updated record: a fallback may have moved the response to another attempt.
-          await this.deps.runner.settleHeld(heldAttempt(cancelled), CANCELLED_RUNNING);
+          await this.deps.runner.settleHeld(heldAttempt(cancelled), CANCELLED_RUNNING, caller.request);
           return { headers: {}, body: responseView(cancelled, undefined) };
         }
         case 'completed':

@@ -94,6 +94,7 @@ export class CountTokensService {
         upstreamModel: target.upstreamModel,
         streamed: false,
         reservationMicrosUsd: fee,
+        request: call.caller.request,
       },
       new CountTokensExchange(call.body as Record<string, unknown>, target, betaTokens),
     );

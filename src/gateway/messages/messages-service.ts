@@ -173,12 +173,13 @@ export class MessagesService {
     const { alias, plan, inputBoundTokens } = this.route(input);
     const skipped: SkippedTarget[] = [...plan.skipped];
     const { runner } = this.deps;
-    for (const away of plan.skipped) runner.routedAway(alias.alias, away.connection, away.code);
+    const record = input.caller.request;
+    for (const away of plan.skipped) runner.routedAway(alias.alias, away.connection, away.code, record);
     let lastError: GatewayError | undefined;
     let failedOn: string | undefined;
     for (const planned of plan.eligible) {
       if (failedOn !== undefined && lastError !== undefined)
-        runner.fallback(alias.alias, failedOn, planned.target.connection.name, lastError.code);
+        runner.fallback(alias.alias, failedOn, planned.target.connection.name, lastError.code, record);
       const result = await runMessagesAttempt(runner, {
         planned,
         mode,
@@ -192,6 +193,7 @@ export class MessagesService {
           runId: input.runId,
           endpoint: input.endpoint,
           alias: alias.alias,
+          request: record,
         },
         clientSignal: input.clientSignal,
       });

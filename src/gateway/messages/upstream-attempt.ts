@@ -50,7 +50,7 @@ export interface AttemptInput {
   rawBody: Record<string, unknown>;
   betaTokens: string[];
   inputBoundTokens: number;
-  subject: Pick<AttemptPlan, 'projectId' | 'keyId' | 'runId' | 'endpoint' | 'alias'>;
+  subject: Pick<AttemptPlan, 'projectId' | 'keyId' | 'runId' | 'endpoint' | 'alias' | 'request'>;
   /** Fires when the client goes away. */
   clientSignal: CancelSignal;
 }
@@ -212,6 +212,7 @@ export function messagesAttemptPlan(input: AttemptInput): AttemptPlan {
     streamed: input.request.stream === true,
     reservationMicrosUsd: worstCaseCost(target.price, input.inputBoundTokens, input.request.max_tokens),
     worstCaseTokens: input.inputBoundTokens + input.request.max_tokens,
+    request: input.subject.request,
   };
 }
 
