@@ -2,18 +2,19 @@
  * The ledger's hot path on PostgreSQL, batched (group-commit.ts): one transaction admits or
  * settles every call that queued meanwhile, whatever Runs they belong to.
  *
- * Reservations (6 statements per batch, including BEGIN and COMMIT and the read of the keys' caps;
+ * Reservations (5 statements per batch, including BEGIN and COMMIT and the read of the keys' caps;
  * 3 more when some reservation has a cap):
  *   SELECT the batch's Runs FOR UPDATE in id order (so two replicas' batches never deadlock), decide
  *   each reservation in arrival order against the locked row plus what this batch already admitted
  *   (the rule of the single conditional UPDATE in ledger.ts: active, not expired,
- *   committed + reserved + amount <= budget), then one UPDATE of the Runs and one INSERT of the
- *   admitted attempts. The decision is made while the row lock is held, so it is exact across
+ *   committed + reserved + amount <= budget), then one statement that updates the Runs and
+ *   inserts the admitted attempts. The decision is made while the row lock is held, so it is exact across
  *   replicas; the CHECK runs_within_budget still backs it up.
- * Settlements (7 statements per batch; 3 more when some attempt was admitted on cap counters):
- *   lock the attempts (FOR UPDATE, id order; an attempt that is no longer 'reserved' is left alone,
- *   as in settleIn), lock their Runs in id order, then one UPDATE of the Runs, one of the attempts
- *   and one INSERT into the audit trail.
+ * Settlements (5 statements per batch when its attempts share one Run, 6 when they span several;
+ *   3 more when some attempt was admitted on cap counters): lock the attempts (FOR UPDATE, id order;
+ *   an attempt that is no longer 'reserved' is left alone, as in settleIn), lock their Runs in id
+ *   order (one Run: its UPDATE's lock), then one UPDATE of the Runs and one statement that updates
+ *   the attempts and inserts their audit entries.
  * Spend caps (caps.ts, issue 13): after the Runs, every counter the batch can touch is created if
  *   missing and locked FOR UPDATE in counterOrder; each reservation is admitted only if it fits its
  *   Run AND every counter (as locked plus what the batch already took), in arrival order, and
@@ -79,42 +80,44 @@ export async function reserveBatch(client: pg.PoolClient, inputs: ReserveInput[]
     return { error: reserveFailure(current, nowIso, amount) };
   });
   await addReservationsIn(client, caps.tally.reservations());
-  if (added.size > 0) {
-    await client.query(
-      `UPDATE runs SET reserved = runs.reserved + d.amount
-       FROM unnest($1::text[], $2::bigint[]) AS d(id, amount) WHERE runs.id = d.id`,
-      [[...added.keys()], [...added.values()]],
-    );
+  const runsUpdate = `UPDATE runs SET reserved = runs.reserved + d.amount
+       FROM unnest($1::text[], $2::bigint[]) AS d(id, amount) WHERE runs.id = d.id`;
+  const runsValues = [[...added.keys()], [...added.values()]];
+  if (admitted.length === 0) {
+    if (added.size > 0) await client.query(runsUpdate, runsValues);
+    return outcomes;
   }
-  if (admitted.length > 0) {
-    const column = <K extends keyof ReserveInput>(key: K) => admitted.map((input) => input[key]);
-    await client.query(
-      `INSERT INTO attempts (id, project_id, key_id, run_id, state, reservation, lease_expires_at, owner, endpoint, alias,
-         connection, profile, upstream_model, created_at, cap_counters)
-       SELECT id, project_id, key_id, run_id, 'reserved', reservation, lease_expires_at, owner, endpoint, alias,
-         connection, profile, upstream_model, created_at, cap_counters::jsonb
-       FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::bigint[], $6::timestamptz[], $7::text[],
-         $8::text[], $9::text[], $10::text[], $11::text[], $12::text[], $13::timestamptz[], $14::text[])
-         AS d(id, project_id, key_id, run_id, reservation, lease_expires_at, owner, endpoint, alias, connection,
-           profile, upstream_model, created_at, cap_counters)`,
-      [
-        column('attemptId'),
-        column('projectId'),
-        column('keyId'),
-        column('runId'),
-        column('reservationMicrosUsd'),
-        column('leaseExpiresAt'),
-        column('owner'),
-        column('endpoint'),
-        column('alias'),
-        column('connection'),
-        column('profile'),
-        column('upstreamModel'),
-        column('createdAt'),
-        capCounters.map((counters) => (counters === null ? null : JSON.stringify(counters))),
-      ],
-    );
-  }
+  const column = <K extends keyof ReserveInput>(key: K) => admitted.map((input) => input[key]);
+  // One statement: the Runs' reservations (a data-modifying WITH, run exactly once; no rows when
+  // no reservation is on a Run) and the attempts.
+  await client.query(
+    `WITH reserved AS (${runsUpdate}) INSERT INTO attempts (id, project_id, key_id, run_id,
+       state, reservation, lease_expires_at, owner, endpoint, alias, connection, profile, upstream_model, created_at,
+       cap_counters)
+     SELECT id, project_id, key_id, run_id, 'reserved', reservation, lease_expires_at, owner, endpoint, alias,
+       connection, profile, upstream_model, created_at, cap_counters::jsonb
+     FROM unnest($3::text[], $4::text[], $5::text[], $6::text[], $7::bigint[], $8::timestamptz[], $9::text[],
+       $10::text[], $11::text[], $12::text[], $13::text[], $14::text[], $15::timestamptz[], $16::text[])
+       AS d(id, project_id, key_id, run_id, reservation, lease_expires_at, owner, endpoint, alias, connection,
+         profile, upstream_model, created_at, cap_counters)`,
+    [
+      ...runsValues,
+      column('attemptId'),
+      column('projectId'),
+      column('keyId'),
+      column('runId'),
+      column('reservationMicrosUsd'),
+      column('leaseExpiresAt'),
+      column('owner'),
+      column('endpoint'),
+      column('alias'),
+      column('connection'),
+      column('profile'),
+      column('upstreamModel'),
+      column('createdAt'),
+      capCounters.map((counters) => (counters === null ? null : JSON.stringify(counters))),
+    ],
+  );
   return outcomes;
 }
 
@@ -160,7 +163,10 @@ export async function settleBatch(client: pg.PoolClient, inputs: SettleInput[]):
   }
   if (perRun.size > 0) {
     const runIds = [...perRun.keys()].sort();
-    await client.query('SELECT id FROM runs WHERE id = ANY($1::text[]) ORDER BY id FOR UPDATE', [runIds]);
+    // Several Runs: lock them in id order first (the UPDATE below locks in whatever order it
+    // meets them). One Run: the UPDATE's own lock of its one row is the same lock.
+    if (runIds.length > 1)
+      await client.query('SELECT id FROM runs WHERE id = ANY($1::text[]) ORDER BY id FOR UPDATE', [runIds]);
     const sums = runIds.map((id) => perRun.get(id)!);
     await client.query(
       `UPDATE runs SET reserved = runs.reserved - d.reserved, committed = runs.committed + d.commit,
@@ -178,21 +184,16 @@ export async function settleBatch(client: pg.PoolClient, inputs: SettleInput[]):
   }
   if (settling.length > 0) {
     const column = <T>(read: (entry: Settling) => T) => settling.map(read);
+    // One statement: the attempts' update (a data-modifying WITH runs exactly once, whether or not
+    // the INSERT reads it) and their audit entries, in the batch's order.
     await client.query(
-      `UPDATE attempts SET state = d.state, cost = d.cost, settled_at = d.settled_at, outcome = d.outcome
-       FROM unnest($1::text[], $2::text[], $3::bigint[], $4::timestamptz[], $5::text[])
-         AS d(id, state, cost, settled_at, outcome)
-       WHERE attempts.id = d.id`,
-      [
-        column((entry) => entry.input.attemptId),
-        column((entry) => entry.input.state),
-        column((entry) => entry.amounts.commit),
-        column((entry) => entry.input.settledAt),
-        column((entry) => entry.input.outcome),
-      ],
-    );
-    await client.query(
-      `INSERT INTO audit (attempt_id, project_id, key_id, run_id, endpoint, alias, connection, profile, upstream_model,
+      `WITH settled AS (
+         UPDATE attempts SET state = d.state, cost = d.cost, settled_at = d.settled_at, outcome = d.outcome
+         FROM unnest($1::text[], $10::text[], $12::bigint[], $22::timestamptz[], $17::text[])
+           AS d(id, state, cost, settled_at, outcome)
+         WHERE attempts.id = d.id
+       )
+       INSERT INTO audit (attempt_id, project_id, key_id, run_id, endpoint, alias, connection, profile, upstream_model,
          state, reservation, cost, input_tokens, output_tokens, cache_creation_input_tokens, cache_read_input_tokens,
          outcome, http_status, duration_ms, overran, created_at, settled_at)
        SELECT attempt_id, project_id, key_id, run_id, endpoint, alias, connection, profile, upstream_model, state,
