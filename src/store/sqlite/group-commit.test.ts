@@ -16,6 +16,16 @@ afterEach(() => {
   for (const folder of folders.splice(0)) rmSync(folder, { recursive: true, force: true });
 });
 
+/** A store on a fresh file, and a second (read-only) connection that sees only what is committed. */
+async function openStore(): Promise<{ store: SqliteStore; reader: Database.Database }> {
+  const folder = mkdtempSync(join(tmpdir(), 'svc-group-commit-'));
+  folders.push(folder);
+  const path = join(folder, 'svc.db');
+  const store = new SqliteStore({ path, synchronous: 'normal' });
+  await store.migrate();
+  return { store, reader: new Database(path, { readonly: true }) };
+}
+
 function reservation(attemptId: string) {
   const now = Date.now();
   return {
@@ -50,12 +60,7 @@ function settlement(attemptId: string): SettleInput {
 }
 
 it('a rolled-back group commit leaves its reservations unwritten and its settlements to a retry', async () => {
-  const folder = mkdtempSync(join(tmpdir(), 'svc-group-commit-'));
-  folders.push(folder);
-  const path = join(folder, 'svc.db');
-  const store = new SqliteStore({ path, synchronous: 'normal' });
-  await store.migrate();
-  const reader = new Database(path, { readonly: true });
+  const { store, reader } = await openStore();
   const audit = () =>
     reader
       .prepare('SELECT attempt_id, alias, connection, reservation, cost FROM audit ORDER BY sequence')
@@ -90,12 +95,7 @@ it('a rolled-back group commit leaves its reservations unwritten and its settlem
 });
 
 it('a lone ledger write commits at once; writes of one turn commit together', async () => {
-  const folder = mkdtempSync(join(tmpdir(), 'svc-group-commit-'));
-  folders.push(folder);
-  const path = join(folder, 'svc.db');
-  const store = new SqliteStore({ path, synchronous: 'normal' });
-  await store.migrate();
-  const reader = new Database(path, { readonly: true });
+  const { store, reader } = await openStore();
   const visible = () => (reader.prepare('SELECT count(*) AS n FROM attempts').get() as { n: number }).n;
   const nextTurn = () => new Promise((resolve) => setImmediate(resolve));
   let next = 0;
