@@ -1,7 +1,7 @@
 /** What every store contract suite needs: a fresh store per test and the code of a refusal. */
 import { GatewayError } from '../../errors/gateway-error.js';
 import { newId } from '../../lib/ids.js';
-import type { Run, Store } from '../port.js';
+import type { ReserveInput, Run, SettleInput, Store } from '../port.js';
 
 export interface StoreHarness {
   store: Store;
@@ -62,4 +62,39 @@ export async function createActiveRun(
   };
   await store.createRun({ run, maxRunsPerWorkUnit: 32 }, idempotency('run'), (record) => record);
   return run.id;
+}
+
+/** A reservation of 10 micro-USD by `attemptId`, attached to no Run, leased for a minute from now. */
+export function plainReservation(attemptId: string): ReserveInput {
+  const now = Date.now();
+  return {
+    attemptId,
+    projectId: 'prj_a',
+    keyId: 'key_a',
+    runId: null,
+    reservationMicrosUsd: 10,
+    now,
+    createdAt: new Date(now).toISOString(),
+    leaseExpiresAt: new Date(now + 60_000).toISOString(),
+    owner: 'owner-1',
+    endpoint: '/v1/messages',
+    alias: 'demo',
+    connection: 'sim',
+    profile: 'vendora.messages.2023-06-01',
+    upstreamModel: 'sim-1',
+  };
+}
+
+/** A completed settlement of `attemptId` at 4 micro-USD (1 input and 2 output tokens). */
+export function completedSettlement(attemptId: string): SettleInput {
+  return {
+    attemptId,
+    state: 'settled',
+    outcome: 'completed',
+    costMicrosUsd: 4,
+    usage: { inputTokens: 1, outputTokens: 2, cacheCreationInputTokens: 0, cacheReadInputTokens: 0 },
+    httpStatus: 200,
+    durationMs: 5,
+    settledAt: new Date().toISOString(),
+  };
 }

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, expect, it } from 'vitest';
-import type { SettleInput } from '../port.js';
+import { completedSettlement, plainReservation } from '../contract/harness.js';
 import { SqliteStore } from './sqlite-store.js';
 
 const folders: string[] = [];
@@ -26,39 +26,6 @@ async function openStore(): Promise<{ store: SqliteStore; reader: Database.Datab
   return { store, reader: new Database(path, { readonly: true }) };
 }
 
-function reservation(attemptId: string) {
-  const now = Date.now();
-  return {
-    attemptId,
-    projectId: 'prj_a',
-    keyId: 'key_a',
-    runId: null,
-    reservationMicrosUsd: 10,
-    now,
-    createdAt: new Date(now).toISOString(),
-    leaseExpiresAt: new Date(now + 60_000).toISOString(),
-    owner: 'owner-1',
-    endpoint: '/v1/messages',
-    alias: 'demo',
-    connection: 'sim',
-    profile: 'vendora.messages.2023-06-01',
-    upstreamModel: 'sim-1',
-  };
-}
-
-function settlement(attemptId: string): SettleInput {
-  return {
-    attemptId,
-    state: 'settled',
-    outcome: 'completed',
-    costMicrosUsd: 4,
-    usage: { inputTokens: 1, outputTokens: 2, cacheCreationInputTokens: 0, cacheReadInputTokens: 0 },
-    httpStatus: 200,
-    durationMs: 5,
-    settledAt: new Date().toISOString(),
-  };
-}
-
 it('a rolled-back group commit leaves its reservations unwritten and its settlements to a retry', async () => {
   const { store, reader } = await openStore();
   const audit = () =>
@@ -66,24 +33,24 @@ it('a rolled-back group commit leaves its reservations unwritten and its settlem
       .prepare('SELECT attempt_id, alias, connection, reservation, cost FROM audit ORDER BY sequence')
       .all();
   try {
-    await Promise.all([store.reserve(reservation('att_a')), store.reserve(reservation('att_b'))]);
+    await Promise.all([store.reserve(plainReservation('att_a')), store.reserve(plainReservation('att_b'))]);
     // One turn under load: a settlement, a new reservation and a reservation whose id exists
     // (a constraint failure, which aborts the whole group).
     const group = [
-      store.settle(settlement('att_a')),
-      store.reserve(reservation('att_c')),
-      store.reserve(reservation('att_b')),
+      store.settle(completedSettlement('att_a')),
+      store.reserve(plainReservation('att_c')),
+      store.reserve(plainReservation('att_b')),
     ];
     const results = await Promise.allSettled(group);
     expect(results.map((result) => result.status)).toEqual(['rejected', 'rejected', 'rejected']);
     expect(audit()).toEqual([]);
     // The rolled-back reservation was never written: settling it writes nothing.
-    expect(await store.settleAndRead(settlement('att_c'))).toBeUndefined();
+    expect(await store.settleAndRead(completedSettlement('att_c'))).toBeUndefined();
     // The rolled-back settlement is retried and settles the attempt once, as it was reserved.
-    const settled = await store.settleAndRead(settlement('att_a'));
+    const settled = await store.settleAndRead(completedSettlement('att_a'));
     expect(settled).toMatchObject({ alias: 'demo', reservationMicrosUsd: 10, committedMicrosUsd: 4 });
-    expect(await store.settleAndRead(settlement('att_a'))).toBeUndefined();
-    await store.settle(settlement('att_b'));
+    expect(await store.settleAndRead(completedSettlement('att_a'))).toBeUndefined();
+    await store.settle(completedSettlement('att_b'));
     expect(audit()).toEqual([
       { attempt_id: 'att_a', alias: 'demo', connection: 'sim', reservation: 10, cost: 4 },
       { attempt_id: 'att_b', alias: 'demo', connection: 'sim', reservation: 10, cost: 4 },
@@ -99,7 +66,7 @@ it('a lone ledger write commits at once; writes of one turn commit together', as
   const visible = () => (reader.prepare('SELECT count(*) AS n FROM attempts').get() as { n: number }).n;
   const nextTurn = () => new Promise((resolve) => setImmediate(resolve));
   let next = 0;
-  const reserve = () => store.reserve(reservation(`att_${next++}`));
+  const reserve = () => store.reserve(plainReservation(`att_${next++}`));
   try {
     // Alone: durable before reserve() even returns its promise.
     const lone = reserve();

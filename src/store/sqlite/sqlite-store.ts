@@ -121,6 +121,10 @@ export class SqliteStore implements Store {
     }
     try {
       this.db = new Database(options.path);
+      // 1 KiB pages for a new file (an existing file keeps its own: docs/operations.md): a ledger
+      // commit writes every page it touched to the WAL, and its rows are small, so smaller pages
+      // make each commit cheaper (bench/ledger.ts: c1 -30 %, c64 -10 % CPU per reserve + settle).
+      this.db.pragma('page_size = 1024');
       this.db.pragma('journal_mode = WAL');
       this.db.pragma(`synchronous = ${options.synchronous === 'full' ? 'FULL' : 'NORMAL'}`);
       this.db.pragma('foreign_keys = ON');
