@@ -24,12 +24,13 @@ const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
 
 /**
- * Bodies up to this size are parsed before their depth is checked (`valueNestsDeeperThan`): V8's
- * JSON.parse does not recurse, so a body this small parses in well under a millisecond however it
- * nests, and walking the parsed value visits its few nodes instead of its every character. Larger
- * bodies are scanned first (`nestsDeeperThan`), so a deep one is refused without a parse.
+ * Bodies up to this length (UTF-16 code units of the decoded text) are parsed before their depth is
+ * checked (`valueNestsDeeperThan`): V8's JSON.parse does not recurse, so a body this small parses in
+ * well under a millisecond however it nests, and walking the parsed value visits its few nodes
+ * instead of its every character. Longer bodies are scanned first (`nestsDeeperThan`), so a deep one
+ * is refused without a parse.
  */
-const PARSE_FIRST_BYTES = 64 * 1024;
+const PARSE_FIRST_LENGTH = 64 * 1024;
 
 /** Whether a parsed JSON value nests arrays and objects deeper than `limit` (the walk goes at most `limit` + 1 deep). */
 export function valueNestsDeeperThan(value: unknown, limit: number): boolean {
@@ -89,7 +90,7 @@ export function registerBodyParsers(app: FastifyInstance): void {
         ),
         undefined,
       );
-    const small = body.length <= PARSE_FIRST_BYTES;
+    const small = body.length <= PARSE_FIRST_LENGTH;
     if (!small && nestsDeeperThan(body, MAX_JSON_DEPTH)) return tooDeep();
     let parsed: unknown;
     try {
