@@ -215,9 +215,16 @@ async function startPostgresPair(pgWorld: PostgresWorld): Promise<{
   }
 }
 
-/** JIT, connection pools and the database's first pages: a c64 load and a c16 stream load. */
-async function warmUp(gateway: Gateway, runId: string | undefined, unary = true): Promise<void> {
-  if (unary)
+/**
+ * JIT, connection pools and the database's first pages: a c64 load (unless `streamsOnly`: the
+ * stream loops measure no unary call) and a c16 stream load.
+ */
+async function warmUp(
+  gateway: Gateway,
+  runId: string | undefined,
+  { streamsOnly = false }: { streamsOnly?: boolean } = {},
+): Promise<void> {
+  if (!streamsOnly)
     await load({
       url: `${gateway.url}/v1/messages`,
       headers: callHeaders(gateway, runId),
@@ -546,8 +553,9 @@ async function main() {
       body: JSON.stringify({ behaviour: { deltas: 20, text: 'word '.repeat(40) } }),
     });
     // Warm-up (JIT, connection pools, the database files' first pages).
-    await warmUp(world.sqlite, world.sqliteRun, !STREAMS_ONLY);
-    if (world.compare) await warmUp(world.compare, world.compareRun, COMPARE_LOAD === 'c64');
+    await warmUp(world.sqlite, world.sqliteRun, { streamsOnly: STREAMS_ONLY });
+    if (world.compare)
+      await warmUp(world.compare, world.compareRun, { streamsOnly: COMPARE_LOAD === 'streams' });
     await load({ url: `${world.bare.url}/v1/messages`, headers: PLAIN, body: body(false), connections: 64 });
     if (world.compare) {
       await compareBuilds(world, world.compare, world.compareRun!, COMPARE_LOAD === 'streams');
