@@ -32,6 +32,13 @@ const BACKSLASH = 0x5c;
  */
 const PARSE_FIRST_LENGTH = 64 * 1024;
 
+function tooDeep(): GatewayError {
+  return new GatewayError(
+    'invalid_request',
+    `The JSON body nests arrays and objects deeper than ${MAX_JSON_DEPTH} levels.`,
+  );
+}
+
 /** Whether a parsed JSON value nests arrays and objects deeper than `limit` (the walk goes at most `limit` + 1 deep). */
 export function valueNestsDeeperThan(value: unknown, limit: number): boolean {
   if (typeof value !== 'object' || value === null) return false;
@@ -82,23 +89,15 @@ export function registerBodyParsers(app: FastifyInstance): void {
     if (text === '') return done(null, undefined);
     const body = text as string;
     if (request.headers['content-length'] === undefined) jsonBytes.set(request, Buffer.byteLength(body));
-    const tooDeep = () =>
-      done(
-        new GatewayError(
-          'invalid_request',
-          `The JSON body nests arrays and objects deeper than ${MAX_JSON_DEPTH} levels.`,
-        ),
-        undefined,
-      );
     const small = body.length <= PARSE_FIRST_LENGTH;
-    if (!small && nestsDeeperThan(body, MAX_JSON_DEPTH)) return tooDeep();
+    if (!small && nestsDeeperThan(body, MAX_JSON_DEPTH)) return done(tooDeep(), undefined);
     let parsed: unknown;
     try {
       parsed = JSON.parse(body);
     } catch {
       return done(new GatewayError('invalid_request', 'The request body is not valid JSON.'), undefined);
     }
-    if (small && valueNestsDeeperThan(parsed, MAX_JSON_DEPTH)) return tooDeep();
+    if (small && valueNestsDeeperThan(parsed, MAX_JSON_DEPTH)) return done(tooDeep(), undefined);
     try {
       checkJsonBody(body, parsed, request.url);
     } catch (error) {
