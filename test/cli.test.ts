@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hashSecret } from '../src/lib/secrets.js';
+import { completedSettlement, plainReservation } from '../src/store/contract/harness.js';
 import { SqliteStore } from '../src/store/sqlite/sqlite-store.js';
 
 const run = promisify(execFile);
@@ -110,32 +111,25 @@ projects:
     const store = new SqliteStore({ path: join(folder, 'svc.db'), synchronous: 'normal', exclusive: false });
     await store.migrate();
     const now = Date.now();
-    await store.reserve({
-      attemptId: 'att_CLI',
-      projectId: 'prj_cli',
-      keyId: 'key_cli',
-      runId: null,
-      reservationMicrosUsd: 50,
-      now,
-      createdAt: new Date(now).toISOString(),
-      leaseExpiresAt: new Date(now + 60_000).toISOString(),
-      owner: 'cli-test',
-      endpoint: '/v1/messages',
-      alias: 'demo',
-      connection: 'sim',
-      profile: 'vendora.messages.2023-06-01',
-      upstreamModel: 'm',
-    });
-    await store.settle({
-      attemptId: 'att_CLI',
-      state: 'settled',
-      costMicrosUsd: 12,
-      usage: { inputTokens: 3, outputTokens: 4, cacheCreationInputTokens: 0, cacheReadInputTokens: 0 },
-      outcome: 'completed',
-      httpStatus: 200,
-      durationMs: 5,
-      settledAt: new Date(now + 5).toISOString(),
-    });
+    await store.reserve(
+      plainReservation('att_CLI', {
+        projectId: 'prj_cli',
+        keyId: 'key_cli',
+        reservationMicrosUsd: 50,
+        now,
+        createdAt: new Date(now).toISOString(),
+        leaseExpiresAt: new Date(now + 60_000).toISOString(),
+        owner: 'cli-test',
+        upstreamModel: 'm',
+      }),
+    );
+    await store.settle(
+      completedSettlement('att_CLI', {
+        costMicrosUsd: 12,
+        usage: { inputTokens: 3, outputTokens: 4, cacheCreationInputTokens: 0, cacheReadInputTokens: 0 },
+        settledAt: new Date(now + 5).toISOString(),
+      }),
+    );
     await store.close();
     const audit = await cli(['audit', '--project', 'prj_cli', '--config', config]);
     expect(audit.code).toBe(0);

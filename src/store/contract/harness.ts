@@ -64,8 +64,11 @@ export async function createActiveRun(
   return run.id;
 }
 
-/** A reservation of 10 micro-USD by `attemptId`, attached to no Run, leased for a minute from now. */
-export function plainReservation(attemptId: string): ReserveInput {
+/**
+ * A reservation of 10 micro-USD by `attemptId`, attached to no Run, leased for a minute from now;
+ * `fields` replace any of its fields.
+ */
+export function plainReservation(attemptId: string, fields: Partial<ReserveInput> = {}): ReserveInput {
   const now = Date.now();
   return {
     attemptId,
@@ -82,11 +85,12 @@ export function plainReservation(attemptId: string): ReserveInput {
     connection: 'sim',
     profile: 'vendora.messages.2023-06-01',
     upstreamModel: 'sim-1',
+    ...fields,
   };
 }
 
-/** A completed settlement of `attemptId` at 4 micro-USD (1 input and 2 output tokens). */
-export function completedSettlement(attemptId: string): SettleInput {
+/** A completed settlement of `attemptId` at 4 micro-USD (1 input and 2 output tokens); `fields` replace any. */
+export function completedSettlement(attemptId: string, fields: Partial<SettleInput> = {}): SettleInput {
   return {
     attemptId,
     state: 'settled',
@@ -96,5 +100,6 @@ export function completedSettlement(attemptId: string): SettleInput {
     httpStatus: 200,
     durationMs: 5,
     settledAt: new Date().toISOString(),
+    ...fields,
   };
 }

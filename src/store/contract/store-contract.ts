@@ -7,7 +7,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { GatewayError } from '../../errors/gateway-error.js';
 import { newId } from '../../lib/ids.js';
 import type { Idempotency, Outcome, Run, Store, WorkUnit } from '../port.js';
-import { codeOf, type StoreHarness } from './harness.js';
+import { codeOf, completedSettlement, plainReservation, type StoreHarness } from './harness.js';
 
 export type { StoreHarness } from './harness.js';
 
@@ -89,35 +89,22 @@ export function defineStoreContract(name: string, open: () => Promise<StoreHarne
       attemptId = newId('att'),
       leaseMs = 60_000,
     ) {
-      return store.reserve({
-        attemptId,
-        projectId: PROJECT,
-        keyId: 'key_a',
-        runId,
-        reservationMicrosUsd: amount,
-        now,
-        createdAt: iso(now - T0),
-        leaseExpiresAt: iso(now - T0 + leaseMs),
-        owner: 'owner-1',
-        endpoint: '/v1/messages',
-        alias: 'demo',
-        connection: 'sim',
-        profile: 'vendora.messages.2023-06-01',
-        upstreamModel: 'sim-1',
-      });
+      return store.reserve(
+        plainReservation(attemptId, {
+          projectId: PROJECT,
+          runId,
+          reservationMicrosUsd: amount,
+          now,
+          createdAt: iso(now - T0),
+          leaseExpiresAt: iso(now - T0 + leaseMs),
+        }),
+      );
     }
 
     function settle(attemptId: string, state: 'settled' | 'unknown' | 'released', cost: number) {
-      return store.settle({
-        attemptId,
-        state,
-        costMicrosUsd: cost,
-        usage: { inputTokens: 1, outputTokens: 2, cacheCreationInputTokens: 0, cacheReadInputTokens: 0 },
-        outcome: 'completed',
-        httpStatus: 200,
-        durationMs: 5,
-        settledAt: iso(1000),
-      });
+      return store.settle(
+        completedSettlement(attemptId, { state, costMicrosUsd: cost, settledAt: iso(1000) }),
+      );
     }
 
     it('answers ping and migrates idempotently', async () => {
