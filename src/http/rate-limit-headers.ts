@@ -15,12 +15,6 @@ import { dialectOf } from '../errors/render.js';
 import { type LimitState, newRateScope, type RateScope } from '../limits/rate-limit-scope.js';
 import { requestRecordOf } from '../observability/http-hooks.js';
 
-declare module 'fastify' {
-  interface FastifyRequest {
-    svcRateScope: RateScope | null;
-  }
-}
-
 /** A duration as vendorb writes it: `250ms`, `1.5s`, `1m0s`. */
 export function vendorbDuration(ms: number): string {
   const whole = Math.max(0, Math.ceil(ms));
@@ -64,23 +58,20 @@ export function rateLimitHeaders(
 
 /** The headers for the request now (for answers written straight to the socket: streams). */
 export function rateLimitHeadersOf(request: FastifyRequest): Record<string, string> {
-  return rateLimitHeaders(request.url.split('?')[0]!, request.svcRateScope, Date.now());
+  return rateLimitHeaders(request.url.split('?')[0]!, requestRecordOf(request)?.rate ?? null, Date.now());
 }
 
 export function registerRateLimitHeaders(app: FastifyInstance): void {
-  app.decorateRequest('svcRateScope', null);
   // After the observability hooks (registered before these) made the request's record.
   app.addHook('preHandler', (request, _reply, done) => {
     if (!request.url.startsWith('/v1/')) return done();
-    const scope = newRateScope();
-    request.svcRateScope = scope;
     const record = requestRecordOf(request);
-    if (record) record.rate = scope;
+    if (record) record.rate = newRateScope();
     done();
   });
   // Callback style, like the other per-request hooks: no promise per /v1 answer.
   app.addHook('onSend', (request, reply, payload, done) => {
-    if (request.svcRateScope?.state) reply.headers(rateLimitHeadersOf(request));
+    if (requestRecordOf(request)?.rate?.state) reply.headers(rateLimitHeadersOf(request));
     done(null, payload);
   });
 }
