@@ -12,6 +12,8 @@
  *   BENCH_COMPARE_DIST=/path/to/other/dist (with BENCH_ONLY=streams or BENCH_ONLY=c64 alone:
  *   instead, a second SQLite gateway built from another checkout and this one take BENCH_REPEAT
  *   short turns of c16 streams or c64 unary calls: before/after on a busy machine)
+ *   BENCH_COMPARE_NODE_ARGS="--flag ..." (node flags for that second gateway; without
+ *   BENCH_COMPARE_DIST it runs this build: the turns then compare node or V8 settings)
  *   BENCH_ONLY=c64,c1,first_token,... (measure only these groups of c64, chat, c1, streams, first_token,
  *   pg; prints the measured figures as JSON instead of the table: for iterating, not for README)
  *
@@ -47,7 +49,9 @@ const REPEAT = Number(process.env.BENCH_REPEAT ?? 1);
 /** BENCH_ONLY=streams alone: the alternating stream loop below, not the grouped figures. */
 const STREAMS_ONLY = process.env.BENCH_ONLY === 'streams';
 /** BENCH_COMPARE_DIST with BENCH_ONLY=streams or c64 alone: turns of this build and another build. */
-const COMPARE_DIST = process.env.BENCH_COMPARE_DIST;
+/** BENCH_COMPARE_NODE_ARGS="--flag ...": node flags for the compared gateway (alone: this build with those flags). */
+const COMPARE_NODE_ARGS = (process.env.BENCH_COMPARE_NODE_ARGS ?? '').split(' ').filter(Boolean);
+const COMPARE_DIST = process.env.BENCH_COMPARE_DIST ?? (COMPARE_NODE_ARGS.length > 0 ? 'dist' : undefined);
 const COMPARE_LOAD =
   COMPARE_DIST && (process.env.BENCH_ONLY === 'streams' || process.env.BENCH_ONLY === 'c64')
     ? process.env.BENCH_ONLY
@@ -540,7 +544,7 @@ async function main() {
         simulatorPort,
         `{ kind: sqlite, sqlite: { path: ${join(folder, 'compare.db')} } }`,
         {},
-        [],
+        COMPARE_NODE_ARGS,
         join(COMPARE_DIST, 'src/main.js'),
       );
       stops.push(world.compare.process.stop);

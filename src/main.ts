@@ -19,8 +19,8 @@ import { startConfiguredTracing } from './observability/configured-tracing.js';
 import { traceFields } from './observability/log-fields.js';
 import { bootstrapStore } from './startup/bootstrap.js';
 import { startGateway } from './startup/gateway-server.js';
-import { applyHeapPolicy } from './startup/heap-policy.js';
 import { openStore } from './startup/open-store.js';
+import { applyV8Policy } from './startup/v8-policy.js';
 
 const DEFAULT_CONFIG = 'config/quickstart.yaml';
 
@@ -73,7 +73,7 @@ function serveConfig(option: string | undefined, port: string | undefined): Conf
 }
 
 async function serve(option: string | undefined, port: string | undefined): Promise<void> {
-  applyHeapPolicy(process.execArgv);
+  applyV8Policy(process.execArgv);
   const config = serveConfig(option, port);
   const tracing = await startConfiguredTracing(config);
   const logger = createLogger(config.logging.level, undefined, tracing ? traceFields : undefined);

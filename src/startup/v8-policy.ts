@@ -1,0 +1,52 @@
+/**
+ * The V8 settings `svc-gateway serve` applies at start-up (issue 16, peak RSS). Each is skipped
+ * when the operator gave the same flag, in either polarity, on node's command line; node refuses
+ * both in NODE_OPTIONS, so the command line is the only override. Both are read by V8 when it uses
+ * them (a new heap limit, a WebAssembly tier-up), so setting them from the running process works
+ * however it was launched.
+ *
+ * - Old-generation growth 50 %. Under load the gateway promotes a few MB per second of short-lived
+ *   request objects (the in-flight calls outlive a scavenge). V8's default growth factor lets that
+ *   garbage pile up to about four times the live heap before it marks (measured: 28 -> 78 MB of old
+ *   space for ~26 MB live), and that pile was most of the peak RSS. At 50 % the peak under the
+ *   benchmark fell from 195-210 to 156-166 MB, with CPU per call within the benchmark's noise; 25 %
+ *   (with a smaller young generation) collected so often that a call cost about a third more
+ *   (docs/performance.md, "Fifth round").
+ * - No loop unrolling when V8 optimizes WebAssembly. The only WebAssembly the gateway runs is the
+ *   HTTP response parser of its upstream client (undici's llhttp). Once it is hot, V8 recompiles its
+ *   33 KB main function with TurboFan on a background thread: 200-390 ms of CPU and a 29 MB compiler
+ *   zone, malloc'd in that thread's arena, which was the largest single piece of the peak RSS (a
+ *   36 MB arena beside 63 MB of V8 heap). Without unrolling the zone is 20 MB, the compile takes half
+ *   the time, and the peak RSS under the benchmark fell by 9-12 MB, with CPU per call unchanged
+ *   (previous / this 0.98 over 8 alternating turns; docs/performance.md, "Eighth round").
+ */
+import v8 from 'node:v8';
+
+export const HEAP_GROWING_PERCENT = 50;
+
+interface StartupFlag {
+  /** The setting, as V8 takes it. */
+  flag: string;
+  /** Matches the operator's own flag of the same name on node's command line (either polarity). */
+  chosen: RegExp;
+}
+
+export const STARTUP_FLAGS: readonly StartupFlag[] = [
+  {
+    flag: `--heap-growing-percent=${HEAP_GROWING_PERCENT}`,
+    chosen: /^--heap[-_]growing[-_]percent(=|$)/,
+  },
+  { flag: '--no-wasm-loop-unrolling', chosen: /^--(no[-_])?wasm[-_]loop[-_]unrolling(=|$)/ },
+];
+
+/** The flags to set: every start-up flag the operator did not choose on node's command line. */
+export function startupFlags(execArgv: readonly string[]): string[] {
+  return STARTUP_FLAGS.filter(({ chosen }) => !execArgv.some((argument) => chosen.test(argument))).map(
+    ({ flag }) => flag,
+  );
+}
+
+/** Applies the gateway's V8 settings, each unless the operator chose it. */
+export function applyV8Policy(execArgv: readonly string[]): void {
+  for (const flag of startupFlags(execArgv)) v8.setFlagsFromString(flag);
+}
