@@ -148,6 +148,7 @@ export interface ReportsRepository {
    * Run by a recurring sweep so a report seldom folds much itself.
    */
   fold(): Promise<void>;
-  recordRefusal(refusal: RefusalRecord): Promise<void>;
+  /** Appends refused reservations (a batch, in one write; an empty batch writes nothing). */
+  recordRefusals(refusals: readonly RefusalRecord[]): Promise<void>;
   workUnitSpend(query: WorkUnitSpendQuery): Promise<WorkUnitSpend[]>;
 }

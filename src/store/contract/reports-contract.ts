@@ -6,6 +6,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { newId } from '../../lib/ids.js';
 import type { Idempotency, Store } from '../port.js';
+import type { RefusalRecord } from '../reports-port.js';
 import type { StoreHarness } from './harness.js';
 
 const PROJECT = 'prj_reports';
@@ -199,17 +200,19 @@ export function defineReportsContract(name: string, open: () => Promise<StoreHar
       ]);
     }
 
+    const refusal = (alias: string, at: number): RefusalRecord => ({
+      projectId: PROJECT,
+      keyId: 'key_a',
+      runId: null,
+      alias,
+      connection: '',
+      upstreamModel: '',
+      reason: 'run_budget_exceeded',
+      createdAt: iso(at),
+    });
+
     async function refused(alias: string, at: number): Promise<void> {
-      await store.reports.recordRefusal({
-        projectId: PROJECT,
-        keyId: 'key_a',
-        runId: null,
-        alias,
-        connection: '',
-        upstreamModel: '',
-        reason: 'run_budget_exceeded',
-        createdAt: iso(at),
-      });
+      await store.reports.recordRefusals([refusal(alias, at)]);
     }
 
     async function refusalCount(fromMs: number, toMs: number): Promise<number> {
@@ -245,6 +248,16 @@ export function defineReportsContract(name: string, open: () => Promise<StoreHar
       // Reading again changes nothing: nothing is counted twice once folded.
       expect(await reported(...window)).toEqual(second);
       expect(await refusalCount(...window)).toBe(3);
+    });
+
+    it('records a batch of refusals in one write, every row of it, and an empty batch as nothing', async () => {
+      await store.reports.recordRefusals([]);
+      expect(await refusalCount(T0, T0 + 2 * HOUR)).toBe(0);
+      const batch = Array.from({ length: 250 }, (_, index) => refusal(index % 2 ? 'a' : 'b', index * 1000));
+      batch.push({ ...refusal('a', HOUR + 5), runId: 'run_x', connection: 'sim', upstreamModel: 'sim-1' });
+      await store.reports.recordRefusals(batch);
+      expect(await refusalCount(T0, T0 + HOUR)).toBe(250);
+      expect(await refusalCount(T0, T0 + 2 * HOUR)).toBe(251);
     });
 
     it('puts attempts on either side of an hour boundary in their own hour, folded or not', async () => {

@@ -137,19 +137,22 @@ export class PostgresReports implements ReportsRepository {
       .filter((row) => row.refusals > 0);
   }
 
-  async recordRefusal(refusal: RefusalRecord): Promise<void> {
+  async recordRefusals(refusals: readonly RefusalRecord[]): Promise<void> {
+    if (refusals.length === 0) return;
+    const column = <T>(value: (refusal: RefusalRecord) => T) => refusals.map(value);
     await this.query(
       `INSERT INTO refusals (project_id, key_id, run_id, alias, connection, upstream_model, reason, created_at)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
+       SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[],
+         $8::timestamptz[])`,
       [
-        refusal.projectId,
-        refusal.keyId,
-        refusal.runId,
-        refusal.alias,
-        refusal.connection,
-        refusal.upstreamModel,
-        refusal.reason,
-        refusal.createdAt,
+        column((refusal) => refusal.projectId),
+        column((refusal) => refusal.keyId),
+        column((refusal) => refusal.runId),
+        column((refusal) => refusal.alias),
+        column((refusal) => refusal.connection),
+        column((refusal) => refusal.upstreamModel),
+        column((refusal) => refusal.reason),
+        column((refusal) => refusal.createdAt),
       ],
     );
   }

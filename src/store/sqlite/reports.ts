@@ -39,6 +39,8 @@ function withBucketTime(row: Row): Row {
 export type SqliteRead = <T>(query: () => T) => T;
 
 export class SqliteReports implements ReportsRepository {
+  private insertRefusal: Database.Statement | undefined;
+
   constructor(
     private readonly db: Database.Database,
     private readonly read: SqliteRead,
@@ -90,14 +92,16 @@ export class SqliteReports implements ReportsRepository {
   /** The SQLite rollup is kept by triggers in the writers' transactions: nothing to fold. */
   async fold(): Promise<void> {}
 
-  async recordRefusal(refusal: RefusalRecord): Promise<void> {
-    this.transaction(() =>
-      this.db
-        .prepare(
-          `INSERT INTO refusals (project_id, key_id, run_id, alias, connection, upstream_model, reason, created_at)
-           VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
-        )
-        .run(
+  async recordRefusals(refusals: readonly RefusalRecord[]): Promise<void> {
+    if (refusals.length === 0) return;
+    this.insertRefusal ??= this.db.prepare(
+      `INSERT INTO refusals (project_id, key_id, run_id, alias, connection, upstream_model, reason, created_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+    );
+    const insert = this.insertRefusal;
+    this.transaction(() => {
+      for (const refusal of refusals)
+        insert.run(
           refusal.projectId,
           refusal.keyId,
           refusal.runId,
@@ -106,8 +110,8 @@ export class SqliteReports implements ReportsRepository {
           refusal.upstreamModel,
           refusal.reason,
           refusal.createdAt,
-        ),
-    );
+        );
+    });
   }
 
   async workUnitSpend(query: WorkUnitSpendQuery): Promise<WorkUnitSpend[]> {
