@@ -15,10 +15,10 @@
  * - No loop unrolling when V8 optimizes WebAssembly. The only WebAssembly the gateway runs is the
  *   HTTP response parser of its upstream client (undici's llhttp). Once it is hot, V8 recompiles its
  *   33 KB main function with TurboFan on a background thread: 200-390 ms of CPU and a 29 MB compiler
- *   zone, malloc'd in that thread's arena, which was the largest single piece of the peak RSS (a
- *   36 MB arena beside 63 MB of V8 heap). Without unrolling the zone is 20 MB, the compile takes half
- *   the time, and the peak RSS under the benchmark fell by 9-12 MB, with CPU per call unchanged
- *   (previous / this 0.98 over 8 alternating turns; docs/performance.md, "Eighth round").
+ *   zone, malloc'd in that thread's arena, which was the largest single piece of the peak RSS under
+ *   the c64 and stream loads (a 36 MB arena beside 63 MB of V8 heap). Without unrolling the zone is
+ *   20 MB, the compile takes half the time, and that peak fell by 9-12 MB, with CPU per call
+ *   unchanged (alternating turns, both ways round; docs/performance.md, "Eighth round").
  */
 import v8 from 'node:v8';
 
