@@ -11,7 +11,7 @@
  *   BENCH_REPEAT times; no PostgreSQL: a fast loop for the stream path)
  *   BENCH_COMPARE_DIST=/path/to/other/dist (with BENCH_ONLY=streams or BENCH_ONLY=c64 alone:
  *   instead, a second SQLite gateway built from another checkout and this one take BENCH_REPEAT
- *   short turns of c16 streams or c64 unary calls: before/after on a busy machine)
+ *   short turns of c16 streams or c64 unary calls, both ways round: before/after on a busy machine)
  *   BENCH_COMPARE_NODE_ARGS="--flag ..." (node flags for that second gateway; without
  *   BENCH_COMPARE_DIST it runs this build: the turns then compare node or V8 settings)
  *   BENCH_ONLY=c64,c1,first_token,... (measure only these groups of c64, chat, c1, streams, first_token,
@@ -386,8 +386,9 @@ async function measurePostgres(
 /**
  * BENCH_COMPARE_DIST: this build's and the other build's turns of one load (c16 streams or c64
  * unary calls) in turn (this, other, this, ...), so that a busy machine's changing load falls on
- * both alike; prints each turn's CPU per call and the median of the other's over the mean of this
- * build's turns around it.
+ * both alike, then the same with the places swapped (other, this, other, ...); prints each turn's
+ * CPU per call, each series' median of the inner turn over the mean of the outer turns around it,
+ * and their geometric mean, which cancels what the inner place does on its own.
  */
 async function compareBuilds(
   world: World,
@@ -405,18 +406,27 @@ async function compareBuilds(
       connections: streams ? 16 : 64,
       pids: [gateway.process.pid],
     });
-  const mine: number[] = [(await turn(world.sqlite, world.sqliteRun)).cpuMsPerCall];
-  const other: number[] = [];
-  for (let round = 0; round < REPEAT; round++) {
-    other.push((await turn(compare, compareRun)).cpuMsPerCall);
-    mine.push((await turn(world.sqlite, world.sqliteRun)).cpuMsPerCall);
-    out(
-      `turn ${round + 1}: CPU per ${what}, this build ${mine.at(-2)!.toFixed(3)} / compared ${other.at(-1)!.toFixed(3)} / this build ${mine.at(-1)!.toFixed(3)} ms`,
-    );
-  }
-  const ratios = other.map((value, index) => value / ((mine[index]! + mine[index + 1]!) / 2));
+  /** One series: `inner`'s turns each between two of `outer`'s; the median of inner / mean(outer around). */
+  const series = async (outer: [Gateway, string], inner: [Gateway, string], label: string) => {
+    const outers: number[] = [(await turn(...outer)).cpuMsPerCall];
+    const inners: number[] = [];
+    for (let round = 0; round < REPEAT; round++) {
+      inners.push((await turn(...inner)).cpuMsPerCall);
+      outers.push((await turn(...outer)).cpuMsPerCall);
+      out(
+        `${label} turn ${round + 1}: CPU per ${what} ${outers.at(-2)!.toFixed(3)} / ${inners.at(-1)!.toFixed(3)} / ${outers.at(-1)!.toFixed(3)} ms`,
+      );
+    }
+    return median(inners.map((value, index) => value / ((outers[index]! + outers[index + 1]!) / 2)));
+  };
+  const mine: [Gateway, string] = [world.sqlite, world.sqliteRun];
+  const theirs: [Gateway, string] = [compare, compareRun];
+  // Both ways round: a place in the turns can read a few per cent low on its own (docs/performance.md,
+  // "Eighth round"); the geometric mean of the two series cancels it.
+  const first = await series(mine, theirs, 'this build / compared / this build,');
+  const second = await series(theirs, mine, 'compared / this build / compared,');
   out(
-    `compared build's CPU per ${what} / this build's: median ${median(ratios).toFixed(2)} over ${REPEAT} turns (this build median ${median(mine).toFixed(3)} ms, compared ${median(other).toFixed(3)} ms)`,
+    `compared build's CPU per ${what} / this build's: ${Math.sqrt(first / second).toFixed(3)} (compared inside: ${first.toFixed(3)}; this build inside: ${(1 / second).toFixed(3)}; the inner place reads ${Math.sqrt(first * second).toFixed(3)} of the outer on its own; ${REPEAT} turns each way)`,
   );
 }
 
