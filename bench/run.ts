@@ -48,9 +48,9 @@ const SAMPLES = Number(process.env.BENCH_SAMPLES ?? 3000);
 const REPEAT = Number(process.env.BENCH_REPEAT ?? 1);
 /** BENCH_ONLY=streams alone: the alternating stream loop below, not the grouped figures. */
 const STREAMS_ONLY = process.env.BENCH_ONLY === 'streams';
-/** BENCH_COMPARE_DIST with BENCH_ONLY=streams or c64 alone: turns of this build and another build. */
 /** BENCH_COMPARE_NODE_ARGS="--flag ...": node flags for the compared gateway (alone: this build with those flags). */
 const COMPARE_NODE_ARGS = (process.env.BENCH_COMPARE_NODE_ARGS ?? '').split(' ').filter(Boolean);
+/** BENCH_COMPARE_DIST with BENCH_ONLY=streams or c64 alone: turns of this build and another build. */
 const COMPARE_DIST = process.env.BENCH_COMPARE_DIST ?? (COMPARE_NODE_ARGS.length > 0 ? 'dist' : undefined);
 const COMPARE_LOAD =
   COMPARE_DIST && (process.env.BENCH_ONLY === 'streams' || process.env.BENCH_ONLY === 'c64')
