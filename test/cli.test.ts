@@ -110,15 +110,11 @@ projects:
   it('prints audit entries as JSON lines', async () => {
     const store = new SqliteStore({ path: join(folder, 'svc.db'), synchronous: 'normal', exclusive: false });
     await store.migrate();
-    const now = Date.now();
     await store.reserve(
       plainReservation('att_CLI', {
         projectId: 'prj_cli',
         keyId: 'key_cli',
         reservationMicrosUsd: 50,
-        now,
-        createdAt: new Date(now).toISOString(),
-        leaseExpiresAt: new Date(now + 60_000).toISOString(),
         owner: 'cli-test',
         upstreamModel: 'm',
       }),
@@ -127,7 +123,6 @@ projects:
       completedSettlement('att_CLI', {
         costMicrosUsd: 12,
         usage: { inputTokens: 3, outputTokens: 4, cacheCreationInputTokens: 0, cacheReadInputTokens: 0 },
-        settledAt: new Date(now + 5).toISOString(),
       }),
     );
     await store.close();
