@@ -56,30 +56,27 @@ export interface SseForwardHandlers {
   event(event: SseEvent): void;
 }
 
-const LF = 0x0a;
 const CR = 0x0d;
 const BLANK_LINE = Buffer.from('\n\n');
-const EVENT_FIELD = Buffer.from('event: ');
-const DATA_FIELD = Buffer.from('data: ');
+const EVENT_FIELD = 'event: ';
+const DATA_FIELD = 'data: ';
 /** Bytes of an unfinished event kept by the fast reader before it hands the stream to the full decoder. */
 const MAX_PENDING = 64 * 1024;
 
-function startsWith(bytes: Buffer, at: number, prefix: Buffer): boolean {
-  if (bytes.length < at + prefix.length) return false;
-  for (let index = 0; index < prefix.length; index++) if (bytes[at + index] !== prefix[index]) return false;
-  return true;
-}
-
 /**
- * The stream path's fast reader: splits the upstream bytes at event boundaries without decoding
- * them. An event in the canonical form whose name `forwards` accepts is passed on as the same bytes
- * (runs of such events as one piece of text); a canonical event it does not accept is cut into its
- * name and data directly; anything else (comments, `id:`, multi-line data, data-only events) goes
- * through the full decoder above, one whole event at a time. A stream that carries a CR byte (CRLF
- * or CR line ends), starts with a byte-order mark or has an event longer than 64 KiB is decoded by
- * the full decoder from there on (an unfinished event is not copied again per chunk), so the
- * events are the ones `createSseDecoder` gives in every case, and a half-written last event is
- * dropped the same way.
+ * The stream path's fast reader: splits the upstream bytes at event boundaries without parsing
+ * them. An event in the canonical form whose name `forwards` accepts is passed on as the same
+ * text (runs of such events as one piece of text); a canonical event it does not accept is cut
+ * into its name and data directly; anything else (comments, `id:`, multi-line data, data-only
+ * events) goes through the full decoder above, one whole event at a time. A stream that carries a
+ * CR byte (CRLF or CR line ends), starts with a byte-order mark or has an event longer than 64 KiB
+ * is decoded by the full decoder from there on (an unfinished event is not copied again per
+ * chunk), so the events are the ones `createSseDecoder` gives in every case, and a half-written
+ * last event is dropped the same way.
+ *
+ * Each chunk is decoded to text once, up to its last blank line (an LF byte never sits inside a
+ * multi-byte UTF-8 character, so the text ends on a whole character), and cut with string
+ * searches: a few calls into the runtime per chunk rather than several per event.
  */
 export function createSseForwarder(handlers: SseForwardHandlers): SseDecoder {
   const full = createSseDecoder((event) => handlers.event(event));
@@ -107,33 +104,10 @@ export function createSseForwarder(handlers: SseForwardHandlers): SseDecoder {
         return;
       }
       const bytes = pending ? Buffer.concat([pending, chunk]) : chunk;
-      let start = 0;
-      let run = -1;
-      for (let end = bytes.indexOf(BLANK_LINE, 0); end !== -1; end = bytes.indexOf(BLANK_LINE, start)) {
-        const next = end + 2;
-        const split = startsWith(bytes, start, EVENT_FIELD) ? bytes.indexOf(LF, start) : -1;
-        const canonical =
-          split > start + EVENT_FIELD.length &&
-          split < end &&
-          startsWith(bytes, split + 1, DATA_FIELD) &&
-          bytes.indexOf(LF, split + 1) === end;
-        const name = canonical ? bytes.toString('utf8', start + EVENT_FIELD.length, split) : '';
-        if (canonical && handlers.forwards(name)) {
-          if (run === -1) run = start;
-        } else {
-          if (run !== -1) handlers.raw(bytes.toString('utf8', run, start));
-          run = -1;
-          if (canonical)
-            handlers.event({
-              event: name,
-              data: bytes.toString('utf8', split + 1 + DATA_FIELD.length, end),
-            });
-          else full.feed(bytes.subarray(start, next));
-        }
-        start = next;
-      }
-      if (run !== -1) handlers.raw(bytes.toString('utf8', run, start));
-      pending = start < bytes.length ? Buffer.from(bytes.subarray(start)) : undefined;
+      const last = bytes.lastIndexOf(BLANK_LINE);
+      const whole = last === -1 ? 0 : last + 2;
+      if (whole > 0) read(bytes.toString('utf8', 0, whole));
+      pending = whole < bytes.length ? Buffer.from(bytes.subarray(whole)) : undefined;
       if (pending !== undefined && pending.length > MAX_PENDING) {
         // An event this large is rare; the full decoder reads it without copying it again per chunk.
         slow = true;
@@ -147,6 +121,32 @@ export function createSseForwarder(handlers: SseForwardHandlers): SseDecoder {
       full.end();
     },
   };
+
+  /** Whole events (the text ends with a blank line), in order. */
+  function read(text: string): void {
+    let start = 0;
+    let run = -1;
+    for (let end = text.indexOf('\n\n'); end !== -1; end = text.indexOf('\n\n', start)) {
+      const next = end + 2;
+      const split = text.startsWith(EVENT_FIELD, start) ? text.indexOf('\n', start) : -1;
+      const canonical =
+        split > start + EVENT_FIELD.length &&
+        split < end &&
+        text.startsWith(DATA_FIELD, split + 1) &&
+        text.indexOf('\n', split + 1) === end;
+      const name = canonical ? text.slice(start + EVENT_FIELD.length, split) : '';
+      if (canonical && handlers.forwards(name)) {
+        if (run === -1) run = start;
+      } else {
+        if (run !== -1) handlers.raw(text.slice(run, start));
+        run = -1;
+        if (canonical) handlers.event({ event: name, data: text.slice(split + 1 + DATA_FIELD.length, end) });
+        else full.feed(text.slice(start, next));
+      }
+      start = next;
+    }
+    if (run !== -1) handlers.raw(text.slice(run, start));
+  }
 }
 
 /** Turns an upstream body (undici `response.body`, a Node stream, any async iterable of bytes) into events. */
