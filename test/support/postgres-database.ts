@@ -44,6 +44,33 @@ async function admin(sql: string): Promise<void> {
   }
 }
 
+/** How long drop() lets connections that are closing (a pool that was just ended) go on their own. */
+const CLOSING_WAIT_MS = 2000;
+const OPEN_CONNECTIONS = 'SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = $1';
+
+/**
+ * Drops a test database. A pool's end() resolves before its connections' sockets have closed; a
+ * FORCE drop in that moment terminates them, and a client that is ending has no error listener
+ * left, so the termination would surface as an uncaught error in whichever test runs next. So the
+ * drop first waits (briefly) for the database's connections to go away, then forces out whatever
+ * a test left open.
+ */
+async function dropDatabase(name: string): Promise<void> {
+  const client = adminClient();
+  try {
+    await client.connect();
+    const deadline = Date.now() + CLOSING_WAIT_MS;
+    while (Date.now() < deadline) {
+      const open = await client.query(OPEN_CONNECTIONS, [name]);
+      if (open.rows[0].n === 0) break;
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    await client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+  } finally {
+    await client.end().catch(() => undefined);
+  }
+}
+
 /** Creates svc_test_<random> on the test server; drop() removes it even with connections open. */
 export async function createTestDatabase(): Promise<TestDatabase> {
   const name = `svc_test_${randomBytes(6).toString('hex')}`;
@@ -52,6 +79,6 @@ export async function createTestDatabase(): Promise<TestDatabase> {
   url.pathname = `/${name}`;
   return {
     url: url.toString(),
-    drop: () => admin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`),
+    drop: () => dropDatabase(name),
   };
 }
