@@ -39,12 +39,12 @@ function withBucketTime(row: Row): Row {
 export type SqliteRead = <T>(query: () => T) => T;
 
 export class SqliteReports implements ReportsRepository {
-  private insertRefusal: Database.Statement | undefined;
-
   constructor(
     private readonly db: Database.Database,
     private readonly read: SqliteRead,
     private readonly transaction: SqliteRead,
+    /** The store's prepared-statement cache. */
+    private readonly sql: (text: string) => Database.Statement,
   ) {}
 
   private all(statement: Statement, exact = false): Row[] {
@@ -94,11 +94,10 @@ export class SqliteReports implements ReportsRepository {
 
   async recordRefusals(refusals: readonly RefusalRecord[]): Promise<void> {
     if (refusals.length === 0) return;
-    this.insertRefusal ??= this.db.prepare(
+    const insert = this.sql(
       `INSERT INTO refusals (project_id, key_id, run_id, alias, connection, upstream_model, reason, created_at)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
     );
-    const insert = this.insertRefusal;
     this.transaction(() => {
       for (const refusal of refusals)
         insert.run(

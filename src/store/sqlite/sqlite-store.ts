@@ -157,6 +157,7 @@ export class SqliteStore implements Store {
       this.db,
       (query) => this.read(query),
       (work) => this.transaction(work),
+      (text) => this.sql(text),
     );
     this.keys = new SqliteKeys(
       this.db,
