@@ -34,11 +34,12 @@ export interface TestDatabase {
   drop(): Promise<void>;
 }
 
-async function admin(sql: string): Promise<void> {
+/** Runs `work` on a fresh connection to the server's admin database, closed afterwards. */
+async function withAdmin(work: (client: pg.Client) => Promise<unknown>): Promise<void> {
   const client = adminClient();
   try {
     await client.connect();
-    await client.query(sql);
+    await work(client);
   } finally {
     await client.end().catch(() => undefined);
   }
@@ -55,10 +56,8 @@ const OPEN_CONNECTIONS = 'SELECT count(*)::int AS n FROM pg_stat_activity WHERE 
  * drop first waits (briefly) for the database's connections to go away, then forces out whatever
  * a test left open.
  */
-async function dropDatabase(name: string): Promise<void> {
-  const client = adminClient();
-  try {
-    await client.connect();
+function dropDatabase(name: string): Promise<void> {
+  return withAdmin(async (client) => {
     const deadline = Date.now() + CLOSING_WAIT_MS;
     while (Date.now() < deadline) {
       const open = await client.query(OPEN_CONNECTIONS, [name]);
@@ -66,15 +65,13 @@ async function dropDatabase(name: string): Promise<void> {
       await new Promise((resolve) => setTimeout(resolve, 20));
     }
     await client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-  } finally {
-    await client.end().catch(() => undefined);
-  }
+  });
 }
 
 /** Creates svc_test_<random> on the test server; drop() removes it even with connections open. */
 export async function createTestDatabase(): Promise<TestDatabase> {
   const name = `svc_test_${randomBytes(6).toString('hex')}`;
-  await admin(`CREATE DATABASE ${name}`);
+  await withAdmin((client) => client.query(`CREATE DATABASE ${name}`));
   const url = new URL(ADMIN_URL);
   url.pathname = `/${name}`;
   return {
