@@ -2,7 +2,7 @@
  * Benchmark plumbing: processes pinned to a core, free ports, CPU and peak RSS from /proc, the
  * autocannon load, sequential latency histograms and time to first token. Asserts nothing.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import autocannon from 'autocannon';
@@ -23,6 +23,14 @@ export async function freePort(): Promise<number> {
   await new Promise<void>((done) => server.close(() => done()));
   if (address === null || typeof address === 'string') throw new Error('no port');
   return address.port;
+}
+
+/**
+ * Pins this process, every thread of it, to `core`: the benchmark's own process is the load
+ * generator (autocannon) and the c1 client, which belong beside the simulator, off the measured core.
+ */
+export function pinSelf(core: number): void {
+  execFileSync('taskset', ['-a', '-c', '-p', String(core), String(process.pid)], { stdio: 'ignore' });
 }
 
 /** Starts `node args` pinned to `core` and resolves once its output contains `ready`. */
@@ -69,6 +77,14 @@ export function cpuSeconds(pid: number): number {
   return (Number(fields[11]) + Number(fields[12])) / 100;
 }
 
+/**
+ * Seconds the process's main thread (its event loop) was runnable but waiting for a core
+ * (/proc/<pid>/schedstat, second field, in ns): preemption by whatever shares its core.
+ */
+export function waitedForCoreSeconds(pid: number): number {
+  return Number(readFileSync(`/proc/${pid}/schedstat`, 'utf8').split(' ')[1]) / 1e9;
+}
+
 /** Peak resident set size (VmHWM) in MB. */
 export function peakRssMb(pid: number): number {
   const line = readFileSync(`/proc/${pid}/status`, 'utf8')
@@ -83,6 +99,11 @@ export interface LoadResult {
   p99: number;
   non2xx: number;
   cpuMsPerCall: number;
+  /**
+   * Share of the load's time the measured processes' event loops were runnable but waiting for a
+   * core (mean over the processes): on one pinned core, what a neighbour on that core took.
+   */
+  waitedShare: number;
 }
 
 export interface LoadOptions {
@@ -99,6 +120,8 @@ export interface LoadOptions {
 export async function load(options: LoadOptions): Promise<LoadResult> {
   const pids = options.pids ?? [];
   const before = pids.map(cpuSeconds);
+  const waitedBefore = pids.map(waitedForCoreSeconds);
+  const started = performance.now();
   let connection = 0;
   const result = await autocannon({
     url: options.url,
@@ -115,6 +138,8 @@ export async function load(options: LoadOptions): Promise<LoadResult> {
     }),
   });
   const cpu = pids.reduce((sum, pid, index) => sum + cpuSeconds(pid) - before[index]!, 0);
+  const waited = pids.reduce((sum, pid, index) => sum + waitedForCoreSeconds(pid) - waitedBefore[index]!, 0);
+  const seconds = (performance.now() - started) / 1000;
   const requests = result.requests.total;
   return {
     perSecond: Math.round(result.requests.average),
@@ -122,6 +147,7 @@ export async function load(options: LoadOptions): Promise<LoadResult> {
     p99: result.latency.p99,
     non2xx: result.non2xx + result.errors,
     cpuMsPerCall: requests > 0 ? (cpu * 1000) / requests : 0,
+    waitedShare: pids.length > 0 ? waited / seconds / pids.length : 0,
   };
 }
 

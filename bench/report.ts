@@ -189,11 +189,13 @@ export function report(f: Figures, run: { seconds: number; samples: number; repe
     ['PostgreSQL one Run c64', f.pg_one_run_c64],
     ['PostgreSQL two replicas, one Run, c64', f.pg_two_replicas_c64],
   ];
-  out('\nloads (calls/s, p50 / p99 ms, non-2xx, CPU ms per call)');
+  out(
+    '\nloads (calls/s, p50 / p99 ms, non-2xx, CPU ms per call, share of the time its event loop waited for its core)',
+  );
   for (const [label, result] of loads) {
     if (!result) continue;
     out(
-      `  ${label.padEnd(40)} ${String(result.perSecond).padStart(6)}  ${result.p50} / ${result.p99}  non-2xx ${result.non2xx}  CPU ${result.cpuMsPerCall.toFixed(3)}`,
+      `  ${label.padEnd(40)} ${String(result.perSecond).padStart(6)}  ${result.p50} / ${result.p99}  non-2xx ${result.non2xx}  CPU ${result.cpuMsPerCall.toFixed(3)}  waited ${(100 * result.waitedShare).toFixed(0)} %`,
     );
   }
   if (f.invariant) {

@@ -38,6 +38,7 @@ import {
   load,
   median,
   peakRssMb,
+  pinSelf,
   type Started,
   sequentialLatency,
   start,
@@ -378,6 +379,7 @@ async function measurePostgres(
     p99: Math.max(both[0]!.p99, both[1]!.p99),
     non2xx: both[0]!.non2xx + both[1]!.non2xx,
     cpuMsPerCall: (both[0]!.cpuMsPerCall + both[1]!.cpuMsPerCall) / 2,
+    waitedShare: (both[0]!.waitedShare + both[1]!.waitedShare) / 2,
   };
   figures.invariant = await ledgerInvariant(databaseUrl, runId);
   return figures;
@@ -511,6 +513,9 @@ function medianFigures(all: Figures[]): Figures {
 }
 
 async function main() {
+  // The load generator (this process) on core 0 with the simulator; until the tenth round it ran
+  // unpinned and took turns on the measured core (docs/performance.md, "Tenth round").
+  pinSelf(0);
   const folder = mkdtempSync(join(tmpdir(), 'svc-bench-'));
   const stops: Array<() => Promise<void>> = [];
   const database = !STREAMS_ONLY && want('pg') ? await postgresDatabase() : undefined;
