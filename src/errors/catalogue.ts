@@ -56,6 +56,20 @@ export const ERROR_CATALOGUE = {
     vendorb: 'invalid_request_error',
     meaning: 'The request body or upload exceeds the configured limit.',
   },
+  request_timeout: {
+    status: 408,
+    vendora: 'invalid_request_error',
+    vendorb: 'invalid_request_error',
+    meaning:
+      'The request headers or the whole request did not arrive within `listen.timeouts` (`headers_ms`, `request_ms`); the connection is closed. Send the request again, faster, or raise the timeouts.',
+  },
+  request_headers_too_large: {
+    status: 431,
+    vendora: 'invalid_request_error',
+    vendorb: 'invalid_request_error',
+    meaning:
+      "The request headers exceed Node.js's limit (16 KiB in all, `--max-http-header-size`); the connection is closed. Send fewer or shorter headers.",
+  },
   report_figure_too_large: {
     status: 422,
     vendora: 'invalid_request_error',

@@ -2,6 +2,7 @@
  * Bounds on client sockets, so clients that never send, never read or never close cannot hold file
  * descriptors and memory (issue 10). Four timeouts (`listen.timeouts`, docs/configuration.md):
  * - headers_ms: Node's headersTimeout, complete request headers (slowloris) -> 408 and close;
+ *   like request_ms, Node reports it as a client error, which answerClientError answers;
  * - request_ms: Node's requestTimeout, the complete request *received* (headers and body). It
  *   never covers the response, so an SSE answer may last as long as its upstream streams; it is
  *   long by default because it also bounds an upload's total duration;
@@ -14,8 +15,9 @@
  * Node checks headers_ms and request_ms on a timer; it runs every second here (Node's default is
  * 30 s, which would let slow-header sockets live half a minute past their deadline).
  */
-import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import { type IncomingMessage, type Server, type ServerResponse, STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
+import { ERROR_CATALOGUE, type ErrorCode } from '../errors/catalogue.js';
 
 export interface SocketTimeouts {
   headers_ms: number;
@@ -50,18 +52,43 @@ export function applyIdlePolicy(server: Server, timeouts: SocketTimeouts): void 
   });
 }
 
-const MALFORMED =
-  'HTTP/1.1 400 Bad Request\r\ncontent-type: application/json\r\nconnection: close\r\n\r\n' +
-  '{"error":{"code":"invalid_request","message":"Malformed HTTP request."}}';
+/** A plain JSON answer written straight to the socket (no route, so no dialect, and no request id). */
+function socketAnswer(code: ErrorCode, message: string): string {
+  const { status } = ERROR_CATALOGUE[code];
+  return (
+    `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\ncontent-type: application/json\r\nconnection: close\r\n\r\n` +
+    JSON.stringify({ error: { code, message } })
+  );
+}
 
-/** Answers malformed HTTP with a plain 400 and always frees the socket, even if the client never reads. */
-export function answerClientError(_error: Error, socket: Socket): void {
+const TIMED_OUT = socketAnswer(
+  'request_timeout',
+  'The request did not arrive within the server timeouts (listen.timeouts).',
+);
+const HEADERS_TOO_LARGE = socketAnswer(
+  'request_headers_too_large',
+  'The request headers are larger than the server accepts.',
+);
+const MALFORMED = socketAnswer('invalid_request', 'Malformed HTTP request.');
+
+/** Node's client errors, by code: a timeout (headers_ms, request_ms) or oversized headers, else malformed. */
+function clientErrorAnswer(error: Error & { code?: string }): string {
+  if (error.code === 'ERR_HTTP_REQUEST_TIMEOUT') return TIMED_OUT;
+  if (error.code === 'HPE_HEADER_OVERFLOW') return HEADERS_TOO_LARGE;
+  return MALFORMED;
+}
+
+/**
+ * Answers a client error (malformed HTTP 400, a request not received in time 408, oversized headers
+ * 431) and always frees the socket, even if the client never reads.
+ */
+export function answerClientError(error: Error, socket: Socket): void {
   if (socket.destroyed) return;
   if (!socket.writable) {
     socket.destroy();
     return;
   }
-  socket.end(MALFORMED, () => socket.destroy());
+  socket.end(clientErrorAnswer(error), () => socket.destroy());
   // A client that does not read may keep the answer from flushing: free the socket anyway.
   setTimeout(() => socket.destroy(), 1000).unref();
 }
