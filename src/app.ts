@@ -23,7 +23,12 @@ import { registerRateLimitHeaders } from './http/rate-limit-headers.js';
 import { registerReportRoutes } from './http/report-routes.js';
 import { registerResourceRoutes } from './http/resource-routes.js';
 import { registerResponsesRoutes } from './http/responses-routes.js';
-import { answerClientError, applyIdlePolicy, serverCreationOptions } from './http/socket-limits.js';
+import {
+  applyIdlePolicy,
+  ClientSockets,
+  clientErrorHandler,
+  serverCreationOptions,
+} from './http/socket-limits.js';
 import { registerObservabilityHooks } from './observability/http-hooks.js';
 import { registerMetricsRoute } from './observability/metrics-routes.js';
 import { noObservability } from './observability/observability.js';
@@ -37,6 +42,7 @@ export type { AppDeps };
 const DEFERRED_PATHS = /^\/v1\/(batches|responses)(\/|$|\?)/;
 
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
+  const sockets = new ClientSockets();
   const app = Fastify({
     loggerInstance: deps.logger as FastifyBaseLogger,
     logController: new LogController({ disableRequestLogging: true, requestIdLogLabel: 'request_id' }),
@@ -59,13 +65,14 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
         .header('request-id', String(request.id))
         .send(rendered.body);
     },
-    clientErrorHandler: answerClientError,
+    clientErrorHandler: clientErrorHandler(sockets),
     http: serverCreationOptions(deps.config.listen.timeouts),
     requestTimeout: deps.config.listen.timeouts.request_ms,
     keepAliveTimeout: deps.config.listen.timeouts.keep_alive_ms,
     forceCloseConnections: 'idle',
   });
-  applyIdlePolicy(app.server, deps.config.listen.timeouts);
+  sockets.track(app.server);
+  applyIdlePolicy(app.server, deps.config.listen.timeouts, sockets);
   // Per-request hooks take a callback rather than returning a promise: one allocation and one
   // microtask fewer per hook per request (docs/performance.md).
   app.addHook('onRequest', (request, reply, done) => {

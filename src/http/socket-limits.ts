@@ -2,7 +2,7 @@
  * Bounds on client sockets, so clients that never send, never read or never close cannot hold file
  * descriptors and memory (issue 10). Four timeouts (`listen.timeouts`, docs/configuration.md):
  * - headers_ms: Node's headersTimeout, complete request headers (slowloris) -> 408 and close;
- *   like request_ms, Node reports it as a client error, which answerClientError answers;
+ *   like request_ms, Node reports it as a client error, which clientErrorHandler answers;
  * - request_ms: Node's requestTimeout, the complete request *received* (headers and body). It
  *   never covers the response, so an SSE answer may last as long as its upstream streams; it is
  *   long by default because it also bounds an upload's total duration;
@@ -36,19 +36,47 @@ export function serverCreationOptions(timeouts: SocketTimeouts) {
   };
 }
 
+/**
+ * The responses in flight on each client socket (pipelined requests queue behind the first), which
+ * both the idle policy and the client-error answer read.
+ */
+export class ClientSockets {
+  private readonly responses = new WeakMap<Socket, ServerResponse[]>();
+
+  /** Tracks every request of `server` until its response closes. */
+  track(server: Server): void {
+    server.on('request', (request: IncomingMessage, response: ServerResponse) => {
+      const socket = request.socket;
+      let list = this.responses.get(socket);
+      if (list === undefined) {
+        list = [];
+        this.responses.set(socket, list);
+      }
+      const inFlight = list;
+      inFlight.push(response);
+      response.once('close', () => {
+        const index = inFlight.indexOf(response);
+        if (index !== -1) inFlight.splice(index, 1);
+      });
+    });
+  }
+
+  busy(socket: Socket): boolean {
+    return (this.responses.get(socket)?.length ?? 0) > 0;
+  }
+
+  /** Whether a response on this socket has begun: its status line and headers are on the wire. */
+  responding(socket: Socket): boolean {
+    return this.responses.get(socket)?.some((response) => response.headersSent) ?? false;
+  }
+}
+
 /** Installs the idle policy (see the header) on a created server. */
-export function applyIdlePolicy(server: Server, timeouts: SocketTimeouts): void {
-  const inFlight = new WeakMap<Socket, number>();
-  server.on('request', (request: IncomingMessage, response: ServerResponse) => {
-    const socket = request.socket;
-    inFlight.set(socket, (inFlight.get(socket) ?? 0) + 1);
-    response.once('close', () => inFlight.set(socket, (inFlight.get(socket) ?? 1) - 1));
-  });
+export function applyIdlePolicy(server: Server, timeouts: SocketTimeouts, sockets: ClientSockets): void {
   server.setTimeout(timeouts.idle_ms);
   // A 'timeout' listener replaces Node's default (destroy every timed-out socket).
   server.on('timeout', (socket: Socket) => {
-    const busy = (inFlight.get(socket) ?? 0) > 0;
-    if (!busy || socket.writableLength > 0) socket.destroy();
+    if (!sockets.busy(socket) || socket.writableLength > 0) socket.destroy();
   });
 }
 
@@ -80,15 +108,19 @@ function clientErrorAnswer(error: Error & { code?: string }): string {
 
 /**
  * Answers a client error (malformed HTTP 400, a request not received in time 408, oversized headers
- * 431) and always frees the socket, even if the client never reads.
+ * 431) and always frees the socket, even if the client never reads. When a response on the socket
+ * has begun (a pipelined request went wrong behind it), an answer would land inside that response's
+ * bytes: the socket is closed without one, as Node's own default does.
  */
-export function answerClientError(error: Error, socket: Socket): void {
-  if (socket.destroyed) return;
-  if (!socket.writable) {
-    socket.destroy();
-    return;
-  }
-  socket.end(clientErrorAnswer(error), () => socket.destroy());
-  // A client that does not read may keep the answer from flushing: free the socket anyway.
-  setTimeout(() => socket.destroy(), 1000).unref();
+export function clientErrorHandler(sockets: ClientSockets) {
+  return (error: Error, socket: Socket): void => {
+    if (socket.destroyed) return;
+    if (!socket.writable || sockets.responding(socket)) {
+      socket.destroy();
+      return;
+    }
+    socket.end(clientErrorAnswer(error), () => socket.destroy());
+    // A client that does not read may keep the answer from flushing: free the socket anyway.
+    setTimeout(() => socket.destroy(), 1000).unref();
+  };
 }

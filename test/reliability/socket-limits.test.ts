@@ -134,6 +134,45 @@ describe.skipIf(process.platform !== 'linux')(
       expect(malformed).toEqual({ head: 'HTTP/1.1 400 Bad Request', code: 'invalid_request' });
     });
 
+    it('closes a socket without an answer when malformed HTTP follows a response that has begun', async () => {
+      // A stream that lasts about a second, then garbage pipelined behind it once its headers are out.
+      simulator.setBehaviour({ eventDelayMs: 150, deltas: 4 });
+      const body = JSON.stringify({
+        model: 'sim',
+        max_tokens: 32,
+        stream: true,
+        messages: [{ role: 'user', content: 'Hi' }],
+      });
+      const received = await new Promise<string>((done) => {
+        let text = '';
+        let garbageSent = false;
+        const socket = connect({ host: '127.0.0.1', port: gateway.port }, () =>
+          socket.write(
+            `POST /v1/messages HTTP/1.1\r\nHost: 127.0.0.1\r\nx-api-key: ${gateway.key}\r\n` +
+              `vendora-version: 2023-06-01\r\ncontent-type: application/json\r\n` +
+              `content-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+          ),
+        );
+        socket.setEncoding('utf8');
+        socket.on('data', (chunk: string) => {
+          text += chunk;
+          if (!garbageSent && text.includes('event: message_start')) {
+            garbageSent = true;
+            socket.write('HELLO WORLD\r\n\r\n');
+          }
+        });
+        socket.on('error', () => {});
+        socket.on('close', () => done(text));
+      });
+      expect(received.startsWith('HTTP/1.1 200 OK\r\n')).toBe(true);
+      // Before the fix the 400 answer was written into the middle of the event stream.
+      expect(received).not.toContain('HTTP/1.1 400');
+      expect(received).not.toContain('invalid_request');
+      // The socket was closed mid-stream rather than answered.
+      expect(received).not.toContain('event: message_stop');
+      expect(gateway.alive()).toBe(true);
+    });
+
     it('releases every hostile socket within the timeouts while a long stream is delivered whole', async () => {
       // Warm up (first request paths loaded), then measure the baseline.
       expect((await call(gateway.url, 'GET', '/svc/v1/openapi.json')).status).toBe(200);
