@@ -43,7 +43,10 @@ const ms = (value: number) => `${value.toFixed(2)} ms`;
 const hist = (h: Histogram) =>
   `${h.p50.toFixed(2)} / ${h.p90.toFixed(2)} / ${h.p99.toFixed(2)} / ${h.p999.toFixed(2)} / ${h.max.toFixed(1)}`;
 
-export function report(f: Figures, run: { seconds: number; samples: number; repeat: number }): void {
+export function report(
+  f: Figures,
+  run: { seconds: number; samples: number; repeat: number; logLevel: string },
+): void {
   const out = (text = '') => process.stdout.write(`${text}\n`);
   const addedGateway = f.first_token_sqlite.p50 - f.first_token_direct.p50;
   const addedBare = f.first_token_bare.p50 - f.first_token_direct.p50;
@@ -160,7 +163,7 @@ export function report(f: Figures, run: { seconds: number; samples: number; repe
     );
   }
   out(
-    `\nsvc gateway benchmark (node ${process.version}, ${run.seconds} s per load, ${run.samples} sequential samples, median of ${run.repeat} run(s); gateways and bare pass-through on core 1)\n`,
+    `\nsvc gateway benchmark (node ${process.version}, ${run.seconds} s per load, ${run.samples} sequential samples, median of ${run.repeat} run(s); gateways at logging.level ${run.logLevel}; gateways and bare pass-through on core 1)\n`,
   );
   out('| figure | svc gateway | bare pass-through (or reference) | ratio | target | met |');
   out('|---|---|---|---|---|---|');

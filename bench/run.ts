@@ -16,6 +16,8 @@
  *   BENCH_COMPARE_DIST it runs this build: the turns then compare node or V8 settings)
  *   BENCH_ONLY=c64,c1,first_token,... (measure only these groups of c64, chat, c1, streams, first_token,
  *   pg; prints the measured figures as JSON instead of the table: for iterating, not for README)
+ *   BENCH_LOG_LEVEL=warn (the gateways' logging.level; default info, the gateway's own default,
+ *   so each call writes its request line as it does for users; before the eleventh round: warn)
  *
  * Layout on a 2-core machine: every gateway and the bare pass-through pinned to core 1; the
  * simulator (latency 0) and the load generator on core 0. 1 KB requests, max_tokens 256, streams
@@ -65,13 +67,15 @@ const ONLY = process.env.BENCH_ONLY?.split(',');
 /** BENCH_NODE_ARGS="--flag ...": node flags for the SQLite gateway only (A/B of V8 flags). */
 const GATEWAY_NODE_ARGS = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
 const want = (group: string) => !ONLY || ONLY.includes(group);
+/** The gateways' logging.level: the gateway's default unless BENCH_LOG_LEVEL says otherwise. */
+const LOG_LEVEL = process.env.BENCH_LOG_LEVEL ?? 'info';
 const PRICE = '{ input_per_mtok_micros: 3000000, output_per_mtok_micros: 15000000 }';
 
 function config(folder: string, name: string, port: number, simulatorPort: number, store: string): string {
   return `listen: { host: 127.0.0.1, port: ${port} }
 store: ${store}
 data_dir: ${join(folder, `data-${name}`)}
-logging: { level: warn }
+logging: { level: ${LOG_LEVEL} }
 quickstart: { key_file: ${join(folder, 'key.txt')}, project: prj_bench }
 projects:
   - id: prj_bench
@@ -587,7 +591,13 @@ async function main() {
     const all: Figures[] = [];
     for (let round = 0; round < REPEAT; round++) all.push(await measureOnce(world));
     if (ONLY) process.stdout.write(`${JSON.stringify(medianFigures(all), null, 1)}\n`);
-    else report(medianFigures(all), { seconds: DURATION, samples: SAMPLES, repeat: REPEAT });
+    else
+      report(medianFigures(all), {
+        seconds: DURATION,
+        samples: SAMPLES,
+        repeat: REPEAT,
+        logLevel: LOG_LEVEL,
+      });
   } finally {
     for (const stop of stops.reverse()) await stop();
     await database?.drop().catch(() => undefined);
