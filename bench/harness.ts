@@ -3,7 +3,7 @@
  * autocannon load, sequential latency histograms and time to first token. Asserts nothing.
  */
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { closeSync, openSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import autocannon from 'autocannon';
 import { request as undiciRequest } from 'undici';
@@ -33,18 +33,24 @@ export function pinSelf(core: number): void {
   execFileSync('taskset', ['-a', '-c', '-p', String(core), String(process.pid)], { stdio: 'ignore' });
 }
 
-/** Starts `node args` pinned to `core` and resolves once its output contains `ready`. */
+/**
+ * Starts `node args` pinned to `core` and resolves once its output contains `ready`. `stdoutFile`:
+ * its stdout goes to that file (then `ready` must come on stderr), as an operator's log file would.
+ */
 export function start(
   core: number,
   args: string[],
   ready: string,
   env: NodeJS.ProcessEnv = {},
+  stdoutFile?: string,
 ): Promise<Started> {
   return new Promise((resolve, reject) => {
+    const stdout = stdoutFile === undefined ? 'pipe' : openSync(stdoutFile, 'a');
     const child = spawn('taskset', ['-c', String(core), process.execPath, ...args], {
       env: { ...process.env, ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
+      stdio: ['ignore', stdout, 'pipe'],
     });
+    if (typeof stdout === 'number') closeSync(stdout);
     let output = '';
     const onData = (chunk: Buffer) => {
       output += chunk.toString();

@@ -17,7 +17,8 @@
  *   BENCH_ONLY=c64,c1,first_token,... (measure only these groups of c64, chat, c1, streams, first_token,
  *   pg; prints the measured figures as JSON instead of the table: for iterating, not for README)
  *   BENCH_LOG_LEVEL=warn (the gateways' logging.level; default info, the gateway's own default,
- *   so each call writes its request line as it does for users; before the eleventh round: warn)
+ *   so each call writes its request line as it does for users; before the eleventh round: warn;
+ *   each gateway's stdout, its log, goes to a file in the run's folder)
  *
  * Layout on a 2-core machine: every gateway and the bare pass-through pinned to core 1; the
  * simulator (latency 0) and the load generator on core 0. 1 KB requests, max_tokens 256, streams
@@ -111,7 +112,14 @@ async function startGateway(
   mkdirSync(folder, { recursive: true });
   const path = join(folder, `${name}.yaml`);
   writeFileSync(path, config(folder, name, port, simulatorPort, store));
-  const started = await start(1, [...nodeArgs, main, 'serve', '--config', path], 'listening on', env);
+  // Its log lines go to a file, as an operator's would (docs/performance.md, eleventh round).
+  const started = await start(
+    1,
+    [...nodeArgs, main, 'serve', '--config', path],
+    'listening on',
+    env,
+    join(folder, `${name}.log`),
+  );
   return {
     process: started,
     url: `http://127.0.0.1:${port}`,

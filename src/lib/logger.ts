@@ -2,6 +2,7 @@
  * Structured JSON logs (pino). Credential-bearing fields are redacted wherever they appear; request
  * and response bodies are never logged.
  */
+import { fstatSync } from 'node:fs';
 import { type DestinationStream, destination as fileDestination, type Logger, pino } from 'pino';
 
 export const REDACTED_PATHS = [
@@ -20,14 +21,23 @@ export const REDACTED_PATHS = [
 ];
 
 /**
- * Standard output, written synchronously: each line is on its way when the log call returns, as
- * Node's own process.stdout does for files and pipes on Linux. Handing each line to libuv's thread
- * pool instead (pino's default) cost about 6 % of a streamed call's CPU on a gateway pinned to one
- * core, and lost the lines in flight when the process was killed (docs/performance.md, eleventh
- * round). Standard output must be read: a pipe nobody drains stalls the gateway (docs/operations.md).
+ * Standard output. When it is a file or a character device (a terminal, /dev/null), lines are
+ * written synchronously: each is in the kernel when the log call returns, so a process killed
+ * outright loses none. When it is a pipe or a socket, whose reader may stop reading, a synchronous
+ * write would stall the gateway once the pipe is full, so lines are written asynchronously, as pino
+ * does by default, and wait in memory for a slow reader (docs/decisions.md, issue 16 eleventh round).
  */
 function standardOutput(): DestinationStream {
-  return fileDestination({ dest: 1, sync: true });
+  return fileDestination({ dest: 1, sync: takesWritesAtOnce(1) });
+}
+
+function takesWritesAtOnce(fd: number): boolean {
+  try {
+    const stat = fstatSync(fd);
+    return stat.isFile() || stat.isCharacterDevice();
+  } catch {
+    return false;
+  }
 }
 
 /**
