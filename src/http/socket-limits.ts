@@ -65,7 +65,7 @@ export class ClientSockets {
     return (this.responses.get(socket)?.length ?? 0) > 0;
   }
 
-  /** Whether a response on this socket has begun: its status line and headers are on the wire. */
+  /** Whether a response on this socket has begun: its status line and headers have been written. */
   responding(socket: Socket): boolean {
     return this.responses.get(socket)?.some((response) => response.headersSent) ?? false;
   }

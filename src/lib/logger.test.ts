@@ -23,8 +23,8 @@ function child(code: string, stdout: number | 'pipe'): ChildProcess {
   );
 }
 
-function exited(process: ChildProcess): Promise<void> {
-  return new Promise((resolve) => process.once('close', () => resolve()));
+function exited(subprocess: ChildProcess): Promise<void> {
+  return new Promise((resolve) => subprocess.once('close', () => resolve()));
 }
 
 describe('logger on standard output', () => {
