@@ -47,12 +47,8 @@ export class ClientSockets {
   track(server: Server): void {
     server.on('request', (request: IncomingMessage, response: ServerResponse) => {
       const socket = request.socket;
-      let list = this.responses.get(socket);
-      if (list === undefined) {
-        list = [];
-        this.responses.set(socket, list);
-      }
-      const inFlight = list;
+      const inFlight = this.responses.get(socket) ?? [];
+      if (inFlight.length === 0) this.responses.set(socket, inFlight);
       inFlight.push(response);
       response.once('close', () => {
         const index = inFlight.indexOf(response);
