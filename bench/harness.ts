@@ -79,8 +79,17 @@ export function start(
 
 /** User + system CPU seconds of a process (taskset execs node, so the PID is node's). */
 export function cpuSeconds(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-  return (Number(fields[11]) + Number(fields[12])) / 100;
+  return ticksIn(`/proc/${pid}/stat`) / 100;
+}
+
+/** User + system CPU seconds of the process's main thread (its event loop) alone. */
+export function mainThreadCpuSeconds(pid: number): number {
+  return ticksIn(`/proc/${pid}/task/${pid}/stat`) / 100;
+}
+
+function ticksIn(statPath: string): number {
+  const fields = readFileSync(statPath, 'utf8').split(') ')[1]!.split(' ');
+  return Number(fields[11]) + Number(fields[12]);
 }
 
 /**
@@ -110,6 +119,12 @@ export interface LoadResult {
    * core (mean over the processes): on one pinned core, what a neighbour on that core took.
    */
   waitedShare: number;
+  /**
+   * Share of the measured processes' CPU spent outside their main threads (V8's garbage collector
+   * and compiler threads, a checkpoint worker, libuv's pool): on one pinned core, it is taken from
+   * the event loop.
+   */
+  helperShare: number;
 }
 
 export interface LoadOptions {
@@ -127,6 +142,7 @@ export async function load(options: LoadOptions): Promise<LoadResult> {
   const pids = options.pids ?? [];
   const before = pids.map(cpuSeconds);
   const waitedBefore = pids.map(waitedForCoreSeconds);
+  const mainBefore = pids.map(mainThreadCpuSeconds);
   const started = performance.now();
   let connection = 0;
   const result = await autocannon({
@@ -145,6 +161,7 @@ export async function load(options: LoadOptions): Promise<LoadResult> {
   });
   const cpu = pids.reduce((sum, pid, index) => sum + cpuSeconds(pid) - before[index]!, 0);
   const waited = pids.reduce((sum, pid, index) => sum + waitedForCoreSeconds(pid) - waitedBefore[index]!, 0);
+  const main = pids.reduce((sum, pid, index) => sum + mainThreadCpuSeconds(pid) - mainBefore[index]!, 0);
   const seconds = (performance.now() - started) / 1000;
   const requests = result.requests.total;
   return {
@@ -154,6 +171,7 @@ export async function load(options: LoadOptions): Promise<LoadResult> {
     non2xx: result.non2xx + result.errors,
     cpuMsPerCall: requests > 0 ? (cpu * 1000) / requests : 0,
     waitedShare: pids.length > 0 ? waited / seconds / pids.length : 0,
+    helperShare: cpu > 0 ? 1 - main / cpu : 0,
   };
 }
 

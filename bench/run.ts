@@ -392,6 +392,7 @@ async function measurePostgres(
     non2xx: both[0]!.non2xx + both[1]!.non2xx,
     cpuMsPerCall: (both[0]!.cpuMsPerCall + both[1]!.cpuMsPerCall) / 2,
     waitedShare: (both[0]!.waitedShare + both[1]!.waitedShare) / 2,
+    helperShare: (both[0]!.helperShare + both[1]!.helperShare) / 2,
   };
   figures.invariant = await ledgerInvariant(databaseUrl, runId);
   return figures;
@@ -506,6 +507,14 @@ interface World {
   simulatorUrl: string;
 }
 
+/** One repeat's loads on stderr (progress, and each repeat's spread behind the medians). */
+function progressLine(figures: Figures): string {
+  return Object.entries(figures)
+    .filter((entry): entry is [string, LoadResult] => typeof entry[1] === 'object' && 'perSecond' in entry[1])
+    .map(([name, result]) => `${name} ${result.perSecond}/s (waited ${Math.round(result.waitedShare * 100)} %, helpers ${Math.round(result.helperShare * 100)} %)`)
+    .join(', ');
+}
+
 /** Median of every numeric leaf over the repeats (the invariant is the last repeat's). */
 function medianFigures(all: Figures[]): Figures {
   const merge = (values: unknown[]): unknown => {
@@ -597,7 +606,10 @@ async function main() {
       return;
     }
     const all: Figures[] = [];
-    for (let round = 0; round < REPEAT; round++) all.push(await measureOnce(world));
+    for (let round = 0; round < REPEAT; round++) {
+      all.push(await measureOnce(world));
+      process.stderr.write(`repeat ${round + 1} of ${REPEAT}: ${progressLine(all.at(-1)!)}\n`);
+    }
     if (ONLY) process.stdout.write(`${JSON.stringify(medianFigures(all), null, 1)}\n`);
     else
       report(medianFigures(all), {
