@@ -193,12 +193,12 @@ export function report(
     ['PostgreSQL two replicas, one Run, c64', f.pg_two_replicas_c64],
   ];
   out(
-    '\nloads (calls/s, p50 / p99 ms, non-2xx, CPU ms per call, share of the time its event loop waited for its core)',
+    '\nloads (calls/s, p50 / p99 ms, non-2xx, CPU ms per call, share of the time its event loop waited for its core, share of its CPU outside its main thread)',
   );
   for (const [label, result] of loads) {
     if (!result) continue;
     out(
-      `  ${label.padEnd(40)} ${String(result.perSecond).padStart(6)}  ${result.p50} / ${result.p99}  non-2xx ${result.non2xx}  CPU ${result.cpuMsPerCall.toFixed(3)}  waited ${(100 * result.waitedShare).toFixed(0)} %`,
+      `  ${label.padEnd(40)} ${String(result.perSecond).padStart(6)}  ${result.p50} / ${result.p99}  non-2xx ${result.non2xx}  CPU ${result.cpuMsPerCall.toFixed(3)}  waited ${(100 * result.waitedShare).toFixed(0)} %  helpers ${(100 * result.helperShare).toFixed(0)} %`,
     );
   }
   if (f.invariant) {

@@ -511,7 +511,10 @@ interface World {
 function progressLine(figures: Figures): string {
   return Object.entries(figures)
     .filter((entry): entry is [string, LoadResult] => typeof entry[1] === 'object' && 'perSecond' in entry[1])
-    .map(([name, result]) => `${name} ${result.perSecond}/s (waited ${Math.round(result.waitedShare * 100)} %, helpers ${Math.round(result.helperShare * 100)} %)`)
+    .map(
+      ([name, result]) =>
+        `${name} ${result.perSecond}/s (waited ${Math.round(result.waitedShare * 100)} %, helpers ${Math.round(result.helperShare * 100)} %)`,
+    )
     .join(', ');
 }
 
