@@ -1,9 +1,10 @@
 /**
- * The V8 settings `svc-gateway serve` applies at start-up (issue 16, peak RSS). Each is skipped
- * when the operator gave the same flag, in either polarity, on node's command line; node refuses
- * both in NODE_OPTIONS, so the command line is the only override. Both are read by V8 when it uses
- * them (a new heap limit, a WebAssembly tier-up), so setting them from the running process works
- * however it was launched.
+ * The V8 settings `svc-gateway serve` applies at start-up (issue 16: the peak RSS, and a collector
+ * that took a fifth of a process's CPU). Each is skipped when the operator gave the same flag, in
+ * either polarity, on node's command line; node refuses them in NODE_OPTIONS, so the command line
+ * is the only override. Each is read by V8 when it uses
+ * it (a new heap limit, a WebAssembly tier-up, a scavenge's pretenuring decisions), so setting them
+ * from the running process works however it was launched.
  *
  * - Old-generation growth 50 %. Under load the gateway promotes a few MB per second of short-lived
  *   request objects (the in-flight calls outlive a scavenge). V8's default growth factor lets that
@@ -19,6 +20,17 @@
  *   the c64 and stream loads (a 36 MB arena beside 63 MB of V8 heap). Without unrolling the zone is
  *   20 MB, the compile takes half the time, and that peak fell by 9-12 MB, with CPU per call
  *   unchanged (alternating turns, both ways round; docs/performance.md, "Eighth round").
+ * - No allocation-site pretenuring. V8 watches how many objects from each allocation site (an
+ *   object or array literal in a function) survive a scavenge; past a threshold it decides, for good,
+ *   to allocate that site's objects straight in the old generation. A gateway process that took the
+ *   decision during its first, cold load (calls slow while the code is not yet optimized) kept it
+ *   for life: each call's request objects were then born old, everything they pointed to survived
+ *   the scavenges until a full collection proved them dead, a fifth of what a call allocates was
+ *   promoted, and the process marked its old generation every 0.4 s, its collector threads taking
+ *   22-28 % of its CPU instead of 7-9 %. One process in three or four fell into that state, for
+ *   25-40 % fewer calls/s; without pretenuring none of 20 did (docs/performance.md, "Twelfth
+ *   round"). The gateway's objects live for one call or for the process, so it has nothing to gain
+ *   from the decision.
  */
 import v8 from 'node:v8';
 
@@ -37,6 +49,10 @@ export const STARTUP_FLAGS: readonly StartupFlag[] = [
     chosen: /^--heap[-_]growing[-_]percent(=|$)/,
   },
   { flag: '--no-wasm-loop-unrolling', chosen: /^--(no[-_])?wasm[-_]loop[-_]unrolling(=|$)/ },
+  {
+    flag: '--no-allocation-site-pretenuring',
+    chosen: /^--(no[-_])?allocation[-_]site[-_]pretenuring(=|$)/,
+  },
 ];
 
 /** The flags to set: every start-up flag the operator did not choose on node's command line. */
