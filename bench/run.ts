@@ -553,9 +553,20 @@ async function main() {
     stops.push(simulator.stop);
     const simulatorUrl = `http://127.0.0.1:${simulatorPort}`;
     const barePort = await freePort();
+    // The gateway turns V8's allocation-site pretenuring off for itself (src/startup/v8-policy.ts);
+    // so does the bare pass-through here, or the one start in three or four that pretenures its
+    // request objects makes the reference slow and flatters every ratio (docs/performance.md,
+    // "Twelfth round").
     const bareProcess = await start(
       1,
-      ['--import', 'tsx', 'bench/bare-proxy.ts', String(barePort), simulatorUrl],
+      [
+        '--no-allocation-site-pretenuring',
+        '--import',
+        'tsx',
+        'bench/bare-proxy.ts',
+        String(barePort),
+        simulatorUrl,
+      ],
       'bare proxy',
     );
     stops.push(bareProcess.stop);

@@ -22,15 +22,13 @@
  *   unchanged (alternating turns, both ways round; docs/performance.md, "Eighth round").
  * - No allocation-site pretenuring. V8 watches how many objects from each allocation site (an
  *   object or array literal in a function) survive a scavenge; past a threshold it decides, for good,
- *   to allocate that site's objects straight in the old generation. A gateway process that took the
- *   decision during its first, cold load (calls slow while the code is not yet optimized) kept it
- *   for life: each call's request objects were then born old, everything they pointed to survived
- *   the scavenges until a full collection proved them dead, a fifth of what a call allocates was
- *   promoted, and the process marked its old generation every 0.4 s, its collector threads taking
- *   22-28 % of its CPU instead of 7-9 %. One process in three or four fell into that state, for
- *   25-40 % fewer calls/s; without pretenuring none of 20 did (docs/performance.md, "Twelfth
- *   round"). The gateway's objects live for one call or for the process, so it has nothing to gain
- *   from the decision.
+ *   to allocate that site's objects straight in the old generation. One gateway process in three or
+ *   four, from its first, cold load on, promoted a fifth of what each call allocates and marked its
+ *   old generation every 0.4 s for life, its collector threads taking 22-28 % of its CPU instead of
+ *   7-9 % (25-40 % fewer calls/s); without pretenuring none of 20 did (docs/performance.md, "Twelfth
+ *   round"). Most likely such a process had pretenured a per-call literal: its objects born old
+ *   keep what they point to alive through every scavenge until a full collection. The gateway's
+ *   objects live for one call or for the process, so it has nothing to gain from the decision.
  */
 import v8 from 'node:v8';
 
