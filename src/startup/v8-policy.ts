@@ -2,9 +2,9 @@
  * The V8 settings `svc-gateway serve` applies at start-up (issue 16: the peak RSS, and a collector
  * that took a fifth of a process's CPU). Each is skipped when the operator gave the same flag, in
  * either polarity, on node's command line; node refuses them in NODE_OPTIONS, so the command line
- * is the only override. Each is read by V8 when it uses
- * it (a new heap limit, a WebAssembly tier-up, a scavenge's pretenuring decisions), so setting them
- * from the running process works however it was launched.
+ * is the only override. Each is read by V8 when it uses it (a new heap limit, a WebAssembly
+ * tier-up, a scavenge's pretenuring decisions), so setting them from the running process works
+ * however it was launched.
  *
  * - Old-generation growth 50 %. Under load the gateway promotes a few MB per second of short-lived
  *   request objects (the in-flight calls outlive a scavenge). V8's default growth factor lets that
