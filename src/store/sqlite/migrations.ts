@@ -1,13 +1,23 @@
 /** Numbered SQLite migrations, applied in order inside one transaction each. */
+import type Database from 'better-sqlite3';
 import { SQLITE_FILES_MIGRATION } from './files-migration.js';
 import { SQLITE_MIGRATION_ATTEMPTS_RESERVED } from './migration-attempts-reserved.js';
+import { SQLITE_MIGRATION_CHECKS_WITHOUT_IN_LISTS } from './migration-checks-without-in-lists.js';
 import { SQLITE_MIGRATION_JOBS_RESOURCES } from './migration-jobs-resources.js';
 import { SQLITE_MIGRATION_KEYS_CAPS } from './migration-keys-caps.js';
 import { SQLITE_MIGRATION_RATE_BUCKETS } from './migration-rate-buckets.js';
 import { SQLITE_MIGRATION_REPORTS } from './migration-reports.js';
 import { SQLITE_MIGRATION_SETTLEMENT_OUTCOMES } from './migration-settlement-outcomes.js';
 
-export const SQLITE_MIGRATIONS: ReadonlyArray<{ version: number; name: string; sql: string }> = [
+export interface SqliteMigration {
+  version: number;
+  name: string;
+  sql: string;
+  /** Runs after `sql`, in the same transaction: a change SQL alone cannot state. */
+  apply?: (db: Database.Database) => void;
+}
+
+export const SQLITE_MIGRATIONS: readonly SqliteMigration[] = [
   {
     version: 1,
     name: 'governance and ledger',
@@ -157,4 +167,5 @@ CREATE TRIGGER audit_append_only_delete BEFORE DELETE ON audit BEGIN SELECT RAIS
   SQLITE_MIGRATION_REPORTS,
   SQLITE_MIGRATION_KEYS_CAPS,
   SQLITE_MIGRATION_ATTEMPTS_RESERVED,
+  SQLITE_MIGRATION_CHECKS_WITHOUT_IN_LISTS,
 ];

@@ -221,6 +221,7 @@ export class SqliteStore implements Store {
       if (applied.has(migration.version)) continue;
       this.transaction(() => {
         this.db.exec(migration.sql);
+        migration.apply?.(this.db);
         this.db
           .prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)')
           .run(migration.version, migration.name, new Date().toISOString());
