@@ -1,6 +1,7 @@
 /**
  * Ledger cost on the SQLite store: CPU per reserve + settle pair at concurrency 1, 16 and 64
- * (group commit batches what arrives in the same event-loop turn). Prints its figures.
+ * (group commit batches what arrives in the same event-loop turn), then at 64 on a ledger grown to
+ * 200,000 calls. Prints its figures.
  *
  *   node --import tsx bench/ledger.ts
  */
@@ -91,18 +92,23 @@ async function main() {
       settledAt: iso(Date.now()),
     });
   };
-  for (const concurrency of [1, 16, 64]) {
-    const total = 20_000;
+  let calls = 0;
+  const series = async (concurrency: number, total: number, label: string) => {
     const cpu = process.cpuUsage();
     const started = performance.now();
     for (let round = 0; round < total / concurrency; round++)
       await Promise.all(Array.from({ length: concurrency }, call));
     const used = process.cpuUsage(cpu);
     const seconds = (performance.now() - started) / 1000;
+    calls += total;
     process.stdout.write(
-      `concurrency ${concurrency}: ${((used.user + used.system) / total).toFixed(1)} us CPU per reserve+settle, ${Math.round(total / seconds)} pairs/s\n`,
+      `${label}: ${((used.user + used.system) / total).toFixed(1)} us CPU per reserve+settle, ${Math.round(total / seconds)} pairs/s\n`,
     );
-  }
+  };
+  for (const concurrency of [1, 16, 64]) await series(concurrency, 20_000, `concurrency ${concurrency}`);
+  // The same load on a grown file: more pages cached, and the costs that follow the cache's size.
+  await series(64, 140_000 - calls, 'concurrency 64, the ledger growing from 60,000 to 140,000 calls');
+  await series(64, 60_000, 'concurrency 64, from 140,000 to 200,000 calls');
   await store.close();
   rmSync(folder, { recursive: true, force: true });
 }
