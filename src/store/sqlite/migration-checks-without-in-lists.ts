@@ -27,7 +27,7 @@ import { OUTCOME_LIST } from '../settlement-outcome-sql.js';
 const ATTEMPT_STATES = ['reserved', 'settled', 'unknown', 'released'] as const;
 
 /** `(column = 'a' OR column = 'b' ...)`: an IN list SQLite compiles without a temporary table. */
-export function oneOf(column: string, values: readonly string[]): string {
+function oneOf(column: string, values: readonly string[]): string {
   return `(${values.map((value) => `${column} = '${value}'`).join(' OR ')})`;
 }
 
