@@ -14,11 +14,11 @@
  * The trigger is dropped and created again. The two CHECK constraints are rewritten in place with
  * the procedure SQLite documents for changing constraints without rebuilding the table (ALTER
  * TABLE, "Making Other Kinds Of Table Schema Changes"): edit the table's text in sqlite_schema and
- * bump schema_version, in the migration's transaction, then `writable_schema = RESET`. Every existing row satisfies the new
- * checks, because they are equivalent to the old ones, and no row is copied, so the migration
- * takes the same few milliseconds on a ledger of any size. The edit is checked before it is
- * written: if the table's text is not the one earlier migrations created, the migration fails and
- * nothing changes.
+ * bump schema_version, in the migration's transaction, then `writable_schema = RESET`. Every
+ * existing row satisfies the new checks, because they are equivalent to the old ones, and no row
+ * is copied, so the migration takes the same few milliseconds on a ledger of any size. The edit is
+ * checked before it is written: if the table's text is not the one earlier migrations created,
+ * the migration fails and nothing changes.
  */
 import type Database from 'better-sqlite3';
 import { SETTLEMENT_OUTCOMES } from '../../ledger/attempt-observer.js';
@@ -65,7 +65,7 @@ CREATE TRIGGER audit_outcome_known BEFORE INSERT ON audit
     }
     const version = db.pragma('schema_version', { simple: true }) as number;
     // SQLite refuses edits of sqlite_schema in defensive mode (better-sqlite3's default): lifted for
-    // this one statement only.
+    // this edit only.
     db.unsafeMode(true);
     try {
       db.pragma('writable_schema = ON');
