@@ -117,6 +117,10 @@ describe('applyV8Policy', () => {
    * pattern V8 pretenures: most of a site's objects survive their first scavenge), in a plain node
    * that first sets `flags` as applyV8Policy does. (Under tsx the loader's own work changes V8's
    * timing and it often decides otherwise, which is the randomness the policy removes.)
+   * The decision is taken in the loop's optimized code, so the child compiles on its main thread
+   * (`--no-concurrent-recompilation`): with the compile on a background thread, a busy machine (the
+   * test suite's other workers) could leave the loop unoptimized to its end, and plain node then
+   * pretenured nothing (111 scavenges in one CI run, against 20-27 otherwise).
    */
   async function scavenges(flags: readonly string[]): Promise<number> {
     const script = `
@@ -127,9 +131,13 @@ describe('applyV8Policy', () => {
         for (let index = 0; index < 200000; index++) kept.push(make(index));
         if (kept.length > 1000000) kept = [];
       }`;
-    const { stdout } = await run(process.execPath, ['--trace-gc', '-e', script], {
-      maxBuffer: 16 * 1024 * 1024,
-    });
+    const { stdout } = await run(
+      process.execPath,
+      ['--trace-gc', '--no-concurrent-recompilation', '-e', script],
+      {
+        maxBuffer: 16 * 1024 * 1024,
+      },
+    );
     return stdout.split('\n').filter((line) => line.includes('Scavenge')).length;
   }
 
