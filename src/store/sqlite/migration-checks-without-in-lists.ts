@@ -34,7 +34,7 @@ function oneOf(column: string, values: readonly string[]): string {
 /** The checks of `attempts` as migrations 1 and 4 wrote them, and what they become. */
 const ATTEMPT_CHECKS: ReadonlyArray<readonly [string, string]> = [
   [
-    `CHECK (state IN (${ATTEMPT_STATES.map((state) => `'${state}'`).join(', ')}))`,
+    "CHECK (state IN ('reserved', 'settled', 'unknown', 'released'))",
     `CHECK ${oneOf('state', ATTEMPT_STATES)}`,
   ],
   [
