@@ -33,6 +33,7 @@
 import type { ErrorType } from '../canonical/types.js';
 import { GatewayError } from '../errors/gateway-error.js';
 import type { CancelSignal } from '../lib/cancel-signal.js';
+import { isoTime } from '../lib/clock.js';
 import type { InferenceRateLimits, RateTicket } from '../limits/inference-limits.js';
 import type { RequestRecord } from '../observability/request-scope.js';
 import { NotSentError, UpstreamFailure, type UpstreamResponse } from '../primitives/shared/upstream-call.js';
@@ -315,7 +316,7 @@ export class AttemptRunner {
         usage: settlement.usage,
         httpStatus: settlement.httpStatus,
         durationMs: Math.max(0, now - held.createdAt),
-        settledAt: new Date(now).toISOString(),
+        settledAt: isoTime(now),
       },
       now + this.ledger.settings.leaseMs,
       settlement.errorType,

@@ -10,7 +10,7 @@
 import type { Logger } from 'pino';
 import { findProfile } from '../catalogue/profiles.js';
 import { GatewayError, StoreUnavailableError } from '../errors/gateway-error.js';
-import type { Clock } from '../lib/clock.js';
+import { type Clock, isoTime } from '../lib/clock.js';
 import { newTimeOrderedId, randomBase32 } from '../lib/ids.js';
 import type { RateTicket } from '../limits/inference-limits.js';
 import type { RequestRecord } from '../observability/request-scope.js';
@@ -134,7 +134,7 @@ export class Attempt {
         usage: settlement.usage,
         httpStatus: settlement.httpStatus,
         durationMs,
-        settledAt: new Date(now).toISOString(),
+        settledAt: isoTime(now),
       },
       this.leaseExpiresMs,
     );
@@ -240,8 +240,8 @@ export class Ledger {
         reservationMicrosUsd,
         projectCaps: this.settings.projectCaps?.(plan.projectId),
         now,
-        createdAt: new Date(now).toISOString(),
-        leaseExpiresAt: new Date(now + leaseMs).toISOString(),
+        createdAt: isoTime(now),
+        leaseExpiresAt: isoTime(now + leaseMs),
         owner: durable ? `job:${durable.resourceId}` : this.owner,
       });
     } catch (error) {

@@ -20,9 +20,23 @@ export class ManualClock implements Clock {
   }
 }
 
+/**
+ * The last instants formatted, by the instant's low bits: a call formats the same few instants
+ * several times (its reservation, lease, settlement, log line), and calls in flight together share
+ * their milliseconds, so most lookups hit. `toISOString` costs about half a microsecond.
+ */
+const FORMATTED_SLOTS = 8;
+const formattedAt = new Float64Array(FORMATTED_SLOTS).fill(Number.NaN);
+const formatted: string[] = new Array<string>(FORMATTED_SLOTS).fill('');
+
 /** RFC 3339 UTC with milliseconds, the format of every /svc/v1 time. */
 export function isoTime(milliseconds: number): string {
-  return new Date(milliseconds).toISOString();
+  const slot = milliseconds & (FORMATTED_SLOTS - 1);
+  if (formattedAt[slot] === milliseconds) return formatted[slot]!;
+  const text = new Date(milliseconds).toISOString();
+  formattedAt[slot] = milliseconds;
+  formatted[slot] = text;
+  return text;
 }
 
 /** Unix seconds, the format of every vendorb-dialect /v1 resource time. */

@@ -9,6 +9,7 @@ import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import { GatewayError, StoreUnavailableError } from '../../errors/gateway-error.js';
 import { counterKeys, recordedCounters, reservationCounters } from '../../ledger/spend-caps.js';
+import { isoTime } from '../../lib/clock.js';
 import { CapTally, counterSettlements } from '../cap-tally.js';
 import type {
   AuditEntry,
@@ -579,7 +580,7 @@ export class SqliteStore implements Store {
   // ---- ledger ------------------------------------------------------------------------------
 
   async reserve(input: ReserveInput): Promise<void> {
-    const nowIso = new Date(input.now).toISOString();
+    const nowIso = isoTime(input.now);
     const reserved = this.groupCommit(() => {
       const sql = (text: string) => this.sql(text);
       const counters = reservationCounters(
