@@ -8,7 +8,12 @@ import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import { GatewayError, StoreUnavailableError } from '../../errors/gateway-error.js';
-import { counterKeys, recordedCounters, reservationCounters } from '../../ledger/spend-caps.js';
+import {
+  counterKeys,
+  recordedCounters,
+  reservationCounters,
+  type SpendCaps,
+} from '../../ledger/spend-caps.js';
 import { isoTime } from '../../lib/clock.js';
 import { CapTally, counterSettlements } from '../cap-tally.js';
 import type {
@@ -105,6 +110,12 @@ export class SqliteStore implements Store {
    * a rolled-back batch) is read from the table as before.
    */
   private readonly openAttempts = new Map<string, Row>();
+  /**
+   * The keys' spend caps read by the ledger batch being committed, by key id. A batch is one
+   * transaction and no key is written inside it, so a key's caps read once hold for the whole batch;
+   * the map lives only while the batch runs (a key changed between batches is read again).
+   */
+  private batchKeyCaps: Map<string, SpendCaps> | undefined;
   /** One transaction wrapper for every write (creating one per call costs more than a small write). */
   private readonly inTransaction: Database.Transaction<(work: () => unknown) => unknown>;
   readonly files: SqliteFilesRepository;
@@ -587,7 +598,7 @@ export class SqliteStore implements Store {
         input.projectId,
         input.projectCaps,
         input.keyId,
-        keyCaps(sql, input.keyId),
+        this.keyCapsInBatch(input.keyId),
         input.now,
       );
       // Decide every cap before writing anything (a refused item of the group commit writes nothing).
@@ -716,9 +727,20 @@ export class SqliteStore implements Store {
     }
   }
 
+  /** A key's spend caps, read once per ledger batch (see `batchKeyCaps`). */
+  private keyCapsInBatch(keyId: string): SpendCaps {
+    let caps = this.batchKeyCaps?.get(keyId);
+    if (caps === undefined) {
+      caps = keyCaps((text) => this.sql(text), keyId);
+      this.batchKeyCaps?.set(keyId, caps);
+    }
+    return caps;
+  }
+
   private commitLedgerBatch(): void {
     const batch = this.ledgerQueue.splice(0);
     const failures = new Map<number, unknown>();
+    this.batchKeyCaps = new Map();
     try {
       this.transaction(() => {
         batch.forEach((item, index) => {
@@ -735,6 +757,8 @@ export class SqliteStore implements Store {
     } catch (error) {
       for (const item of batch) item.reject(error);
       return;
+    } finally {
+      this.batchKeyCaps = undefined;
     }
     batch.forEach((item, index) => {
       if (failures.has(index)) item.reject(failures.get(index));
