@@ -6,7 +6,7 @@
  *   BENCH_SECONDS=6 BENCH_SAMPLES=3000 BENCH_REPEAT=3 (medians over repeats)
  *   BENCH_POSTGRES_URL=postgres://postgres@127.0.0.1:5432/postgres (admin URL; a throw-away
  *   database is created and dropped; the PostgreSQL part is skipped when it does not answer)
- *   BENCH_PROFILE_DIR=/tmp/prof (the SQLite gateway writes a --cpu-prof there)
+ *   BENCH_PROFILE_DIR=/tmp/prof (the SQLite gateway and the first PostgreSQL gateway write a --cpu-prof there)
  *   BENCH_ONLY=streams alone (only the c16 stream loads, gateway on SQLite and bare, alternated
  *   BENCH_REPEAT times; no PostgreSQL: a fast loop for the stream path)
  *   BENCH_COMPARE_DIST=/path/to/other/dist (with BENCH_ONLY=streams or BENCH_ONLY=c64 alone:
@@ -217,7 +217,15 @@ async function startPostgresPair(pgWorld: PostgresWorld): Promise<{
   const store = '{ kind: postgres, postgres: { url_env: SVC_BENCH_DATABASE_URL } }';
   const env = { SVC_BENCH_DATABASE_URL: pgWorld.databaseUrl };
   const { folder, simulatorPort } = pgWorld;
-  const postgres = await startGateway(folder, 'pg-a', simulatorPort, store, env);
+  const profile = process.env.BENCH_PROFILE_DIR;
+  const postgres = await startGateway(
+    folder,
+    'pg-a',
+    simulatorPort,
+    store,
+    env,
+    profile ? ['--cpu-prof', `--cpu-prof-dir=${profile}`] : [],
+  );
   let replica: Gateway | undefined;
   try {
     replica = await startGateway(folder, 'pg-b', simulatorPort, store, env);
