@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { newId, newTimeOrderedId } from './ids.js';
+import { newId, newTimeOrderedId, randomBase32 } from './ids.js';
 
 const SHAPE = /^att_[0-9A-HJKMNP-TV-Z]{26}$/;
 
@@ -28,5 +28,15 @@ describe('ids', () => {
     const ids = new Set(Array.from({ length: 1000 }, () => newTimeOrderedId('att', now)));
     expect(ids.size).toBe(1000);
     expect(new Set([...ids].map((id) => id.slice(0, 14))).size).toBe(1);
+  });
+
+  it('the time part is the instant in base32, whatever length of random text came before', () => {
+    expect(randomBase32(100)).toMatch(/^[0-9A-HJKMNP-TV-Z]{100}$/);
+    expect(newTimeOrderedId('att', 0).slice(0, 14)).toBe('att_0000000000');
+    expect(newTimeOrderedId('att', 32 * 32 + 31).slice(0, 14)).toBe('att_000000010Z');
+    expect(randomBase32(3)).toMatch(/^[0-9A-HJKMNP-TV-Z]{3}$/);
+    // Every character of the alphabet comes out (the random part is uniform over all 32).
+    const seen = new Set(randomBase32(4000));
+    expect(seen.size).toBe(32);
   });
 });

@@ -22,15 +22,27 @@ const POOL_SIZE = 4096;
 let pool = randomBytes(POOL_SIZE);
 let offset = 0;
 
+/**
+ * Characters are written as bytes into this buffer and read out as one string: a call makes three
+ * ids, and adding characters one at a time built 26 intermediate strings for each.
+ */
+const ALPHABET = Buffer.from(CROCKFORD, 'latin1');
+let scratch = Buffer.alloc(64);
+
+function scratchOf(length: number): Buffer {
+  if (length > scratch.length) scratch = Buffer.alloc(length);
+  return scratch;
+}
+
 export function randomBase32(length: number): string {
   if (offset + length > POOL_SIZE) {
     pool = randomBytes(POOL_SIZE);
     offset = 0;
   }
-  let text = '';
-  for (let index = 0; index < length; index++) text += CROCKFORD[pool[offset + index]! & 31];
+  const out = scratchOf(length);
+  for (let index = 0; index < length; index++) out[index] = ALPHABET[pool[offset + index]! & 31]!;
   offset += length;
-  return text;
+  return out.toString('latin1', 0, length);
 }
 
 export function newId(prefix: IdPrefix): string {
@@ -44,11 +56,12 @@ export function newId(prefix: IdPrefix): string {
  * order land on the same index pages, so a group commit writes a few pages instead of one per call.
  */
 export function newTimeOrderedId(prefix: IdPrefix, nowMs: number): string {
-  let time = '';
+  const out = scratchOf(10);
   let rest = Math.max(0, Math.floor(nowMs));
-  for (let index = 0; index < 10; index++) {
-    time = CROCKFORD[rest % 32] + time;
+  for (let index = 9; index >= 0; index--) {
+    out[index] = ALPHABET[rest % 32]!;
     rest = Math.floor(rest / 32);
   }
+  const time = out.toString('latin1', 0, 10);
   return `${prefix}_${time}${randomBase32(16)}`;
 }
