@@ -33,7 +33,7 @@ function standardOutput(): DestinationStream {
 }
 
 /** The `time` field as pino's `stdTimeFunctions.isoTime` writes it, through the formatted-instant cache. */
-export function isoTimestamp(): string {
+function isoTimestamp(): string {
   return `,"time":"${isoTime(Date.now())}"`;
 }
 
