@@ -56,9 +56,14 @@ export function rateLimitHeaders(
   return headers;
 }
 
-/** The headers for the request now (for answers written straight to the socket: streams). */
+/**
+ * The headers for the request now (for answers written straight to the socket: streams). The
+ * dialect is the matched route's (its pattern has no query string); a request has a rate scope
+ * only once a /v1 route matched.
+ */
 export function rateLimitHeadersOf(request: FastifyRequest): Record<string, string> {
-  return rateLimitHeaders(request.url.split('?')[0]!, requestRecordOf(request)?.rate ?? null, Date.now());
+  const path = request.routeOptions.url ?? request.url.split('?')[0]!;
+  return rateLimitHeaders(path, requestRecordOf(request)?.rate ?? null, Date.now());
 }
 
 export function registerRateLimitHeaders(app: FastifyInstance): void {

@@ -47,8 +47,11 @@ export class ClientSockets {
   track(server: Server): void {
     server.on('request', (request: IncomingMessage, response: ServerResponse) => {
       const socket = request.socket;
-      const inFlight = this.responses.get(socket) ?? [];
-      if (inFlight.length === 0) this.responses.set(socket, inFlight);
+      let inFlight = this.responses.get(socket);
+      if (!inFlight) {
+        inFlight = [];
+        this.responses.set(socket, inFlight);
+      }
       inFlight.push(response);
       response.once('close', () => {
         const index = inFlight.indexOf(response);
