@@ -34,6 +34,23 @@ export function settlementAmounts(
   }
 }
 
+/**
+ * settlementAmounts as SQL expressions over the SQL expressions `state`, `reservation` and `cost`,
+ * for a settlement written in one statement (postgres/ledger-at-once.ts). The same decision in the
+ * database's words; rules.test.ts checks the two agree on PostgreSQL.
+ */
+export function settlementAmountsSql(
+  state: string,
+  reservation: string,
+  cost: string,
+): Record<keyof SettlementAmounts, string> {
+  return {
+    commit: `CASE ${state} WHEN 'settled' THEN ${cost} WHEN 'unknown' THEN ${reservation} ELSE 0 END`,
+    overrun: `CASE WHEN ${state} = 'settled' THEN greatest(0, ${cost} - ${reservation}) ELSE 0 END`,
+    unknown: `CASE WHEN ${state} = 'unknown' THEN 1 ELSE 0 END`,
+  };
+}
+
 /** Why a conditional reservation did not apply, from the Run as it is now. */
 export function reserveFailure(run: Run | undefined, nowIso: string, amount: number): GatewayError {
   if (!run) return new GatewayError('run_not_found', 'Run not found.');

@@ -9,7 +9,7 @@ import { GatewayError } from '../../errors/gateway-error.js';
 import type { SpendCaps } from '../../ledger/spend-caps.js';
 import { newId } from '../../lib/ids.js';
 import type { Store } from '../port.js';
-import { codeOf, createActiveRun, type StoreHarness } from './harness.js';
+import { codeOf, createActiveRun, createKey, type StoreHarness } from './harness.js';
 
 const PROJECT = 'prj_caps';
 const T0 = Date.parse('2026-11-23T23:59:00.000Z');
@@ -28,24 +28,8 @@ export function defineCapsContract(name: string, open: () => Promise<StoreHarnes
       await harness.cleanup();
     });
 
-    async function key(limits: SpendCaps = {}): Promise<string> {
-      const id = newId('key');
-      await store.keys.create(
-        {
-          id,
-          projectId: PROJECT,
-          secretHash: `hash-${id}`,
-          scopes: ['inference'],
-          label: null,
-          createdAt: iso(T0),
-          expiresAt: null,
-          models: null,
-          limits,
-        },
-        null,
-        (record) => record,
-      );
-      return id;
+    function key(limits: SpendCaps = {}): Promise<string> {
+      return createKey(store, PROJECT, limits, iso(T0));
     }
 
     function runWithBudget(budget: number): Promise<string> {

@@ -1,5 +1,6 @@
 /** What every store contract suite needs: a fresh store per test and the code of a refusal. */
 import { GatewayError } from '../../errors/gateway-error.js';
+import type { SpendCaps } from '../../ledger/spend-caps.js';
 import { newId } from '../../lib/ids.js';
 import type { ReserveInput, Run, SettleInput, Store } from '../port.js';
 
@@ -62,6 +63,32 @@ export async function createActiveRun(
   };
   await store.createRun({ run, maxRunsPerWorkUnit: 32 }, idempotency('run'), (record) => record);
   return run.id;
+}
+
+/** Creates a managed key of `projectId` with the spend caps `limits`; returns its id. */
+export async function createKey(
+  store: Store,
+  projectId: string,
+  limits: SpendCaps,
+  createdAt: string,
+): Promise<string> {
+  const id = newId('key');
+  await store.keys.create(
+    {
+      id,
+      projectId,
+      secretHash: `hash-${id}`,
+      scopes: ['inference'],
+      label: null,
+      createdAt,
+      expiresAt: null,
+      models: null,
+      limits,
+    },
+    null,
+    (record) => record,
+  );
+  return id;
 }
 
 /**

@@ -1,6 +1,9 @@
 /**
- * The ledger's hot path on PostgreSQL, batched (group-commit.ts): one transaction admits or
- * settles every call that queued meanwhile, whatever Runs they belong to.
+ * The ledger on PostgreSQL, batched (group-commit.ts): one transaction admits or settles every call
+ * that queued meanwhile, whatever Runs they belong to. The common batch is written in one statement
+ * first (ledger-at-once.ts); this is the path for the batches it declines (several Runs, a spend
+ * cap, a Run without room for the whole batch) and for the attempts it leaves (admitted on cap
+ * counters), and it decides call by call.
  *
  * Reservations (5 statements per batch, including BEGIN and COMMIT and the read of the keys' caps;
  * 3 more when some reservation has a cap):
@@ -33,6 +36,30 @@ import type { BatchOutcome } from './group-commit.js';
 
 const sortedUnique = (values: Array<string | null>): string[] =>
   [...new Set(values.filter((value): value is string => value !== null))].sort();
+
+/**
+ * The columns of the attempts a reservation batch inserts, as the arrays its `unnest` takes: id,
+ * project_id, key_id, run_id, reservation, lease_expires_at, owner, endpoint, alias, connection,
+ * profile, upstream_model, created_at (here and in ledger-at-once.ts).
+ */
+export function attemptColumns(inputs: readonly ReserveInput[]): unknown[][] {
+  const column = <K extends keyof ReserveInput>(key: K) => inputs.map((input) => input[key]);
+  return [
+    column('attemptId'),
+    column('projectId'),
+    column('keyId'),
+    column('runId'),
+    column('reservationMicrosUsd'),
+    column('leaseExpiresAt'),
+    column('owner'),
+    column('endpoint'),
+    column('alias'),
+    column('connection'),
+    column('profile'),
+    column('upstreamModel'),
+    column('createdAt'),
+  ];
+}
 
 export async function reserveBatch(client: pg.PoolClient, inputs: ReserveInput[]): Promise<BatchOutcome[]> {
   const runIds = sortedUnique(inputs.map((input) => input.runId));
@@ -87,7 +114,6 @@ export async function reserveBatch(client: pg.PoolClient, inputs: ReserveInput[]
     if (added.size > 0) await client.query(runsUpdate, runsValues);
     return outcomes;
   }
-  const column = <K extends keyof ReserveInput>(key: K) => admitted.map((input) => input[key]);
   // One statement: the Runs' reservations (a data-modifying WITH, run exactly once; no rows when
   // no reservation is on a Run) and the attempts.
   await client.query(
@@ -102,19 +128,7 @@ export async function reserveBatch(client: pg.PoolClient, inputs: ReserveInput[]
          profile, upstream_model, created_at, cap_counters)`,
     [
       ...runsValues,
-      column('attemptId'),
-      column('projectId'),
-      column('keyId'),
-      column('runId'),
-      column('reservationMicrosUsd'),
-      column('leaseExpiresAt'),
-      column('owner'),
-      column('endpoint'),
-      column('alias'),
-      column('connection'),
-      column('profile'),
-      column('upstreamModel'),
-      column('createdAt'),
+      ...attemptColumns(admitted),
       capCounters.map((counters) => (counters === null ? null : JSON.stringify(counters))),
     ],
   );

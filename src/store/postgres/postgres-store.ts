@@ -54,6 +54,7 @@ import { claimIdempotencyKey, storeIdempotentResponse } from './idempotency.js';
 import { PostgresJobs } from './jobs.js';
 import { PostgresKeys } from './keys.js';
 import { reapIn, renewLeaseIn, reserveIn, settleIn } from './ledger.js';
+import { type Query, reserveAtOnce, settleAtOnce } from './ledger-at-once.js';
 import { reserveBatch, settleBatch } from './ledger-batch.js';
 import { migrate } from './migrate.js';
 import { createPool, DEFAULT_CONNECT_TIMEOUT_MS, type PostgresOptions } from './pool.js';
@@ -140,25 +141,34 @@ export class PostgresStore implements Store {
       stallMs: connectTimeoutMs + (options.statementTimeoutMs ?? 5000),
     });
     this.reservations = new GroupCommit(
-      (inputs) =>
-        this.batchOrEach(
+      async (inputs) => {
+        const query: Query = (text, values) => this.query(text, values);
+        if (await this.atOnce(() => reserveAtOnce(query, inputs), false)) return inputs.map(() => undefined);
+        return this.batchOrEach(
           inputs,
           (client) => reserveBatch(client, inputs),
           (input) => this.transaction((client) => reserveIn(client, input)),
-        ),
+        );
+      },
       RESERVE_BATCHES_IN_FLIGHT,
       MAX_BATCH,
     );
     this.settlements = new GroupCommit(
-      (inputs) =>
-        this.batchOrEach(
-          inputs,
-          (client) => settleBatch(client, inputs),
+      async (inputs) => {
+        const settled = await this.atOnce(() => settleAtOnce(this.settleQuery, inputs), new Set<string>());
+        const rest = inputs.filter((input) => !settled.has(input.attemptId));
+        if (rest.length === 0) return inputs.map(() => undefined);
+        const outcomes = await this.batchOrEach(
+          rest,
+          (client) => settleBatch(client, rest),
           async (input) => {
             await this.transaction((client) => settleIn(client, input), READ_COMMITTED, 'settle');
           },
           'settle',
-        ),
+        );
+        const outcomeOf = new Map(rest.map((input, index) => [input, outcomes[index]]));
+        return inputs.map((input) => outcomeOf.get(input));
+      },
       SETTLE_BATCHES_IN_FLIGHT,
       MAX_BATCH,
     );
@@ -180,6 +190,29 @@ export class PostgresStore implements Store {
       (idempotency, render, write) => this.idempotent(idempotency, render, write),
     );
   }
+
+  /**
+   * A batch's one-statement write (ledger-at-once.ts). A batch it declines, or a statement that
+   * fails on the data (a repeated attempt id, a constraint), goes to ledger-batch.ts, where one bad
+   * item cannot fail its neighbours; only a database that is not there fails the batch here.
+   */
+  private async atOnce<T>(write: () => Promise<T>, declined: T): Promise<T> {
+    try {
+      return await write();
+    } catch (error) {
+      if (error instanceof StoreUnavailableError) throw error;
+      return declined;
+    }
+  }
+
+  /** One autocommit statement on the settlement pool. */
+  private readonly settleQuery: Query = async (text, values) => {
+    try {
+      return await this.settlePool.query<Row>(text, values);
+    } catch (error) {
+      throw toStoreError(error);
+    }
+  };
 
   /**
    * One batch in one transaction; when the batch as a whole fails for a reason other than the
