@@ -37,7 +37,7 @@ export function settlementAmounts(
 /**
  * settlementAmounts as SQL expressions over the SQL expressions `state`, `reservation` and `cost`,
  * for a settlement written in one statement (postgres/ledger-at-once.ts). The same decision in the
- * database's words; rules.test.ts checks the two agree on PostgreSQL.
+ * database's words; postgres/ledger-at-once.test.ts checks the two agree on PostgreSQL.
  */
 export function settlementAmountsSql(
   state: string,

@@ -194,13 +194,14 @@ export class PostgresStore implements Store {
   /**
    * A batch's one-statement write (ledger-at-once.ts). A batch it declines, or a statement that
    * fails on the data (a repeated attempt id, a constraint), goes to ledger-batch.ts, where one bad
-   * item cannot fail its neighbours; only a database that is not there fails the batch here.
+   * item cannot fail its neighbours; a database that is not there, or a full queue for its
+   * connections (store_busy), fails the batch here as it would there.
    */
   private async atOnce<T>(write: () => Promise<T>, declined: T): Promise<T> {
     try {
       return await write();
     } catch (error) {
-      if (error instanceof StoreUnavailableError) throw error;
+      if (error instanceof StoreUnavailableError || error instanceof GatewayError) throw error;
       return declined;
     }
   }
