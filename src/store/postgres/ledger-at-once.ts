@@ -23,7 +23,7 @@ import { reservationCounters } from '../../ledger/spend-caps.js';
 import type { ReserveInput, SettleInput } from '../port.js';
 import type { Row } from '../rows.js';
 import { settlementAmountsSql } from '../rules.js';
-import { attemptColumns } from './ledger-batch.js';
+import { ATTEMPT_COLUMNS, AUDIT_COLUMNS, attemptColumns } from './ledger-columns.js';
 
 /** One statement outside an explicit transaction (the caller's pool, gate and error mapping). */
 export type Query = (text: string, values: unknown[]) => Promise<{ rowCount: number | null; rows: Row[] }>;
@@ -68,8 +68,7 @@ export async function reserveAtOnce(query: Query, inputs: ReserveInput[]): Promi
          AND committed + reserved + $15 <= budget AND NOT EXISTS (SELECT 1 FROM capped)
        RETURNING id
      )
-     INSERT INTO attempts (id, project_id, key_id, run_id, state, reservation, lease_expires_at, owner, endpoint,
-       alias, connection, profile, upstream_model, created_at, cap_counters)
+     INSERT INTO attempts (${ATTEMPT_COLUMNS})
      SELECT id, project_id, key_id, run_id, 'reserved', reservation, lease_expires_at, owner, endpoint, alias,
        connection, profile, upstream_model, created_at, NULL
      FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::bigint[], $6::timestamptz[], $7::text[],
@@ -126,9 +125,7 @@ export async function settleAtOnce(query: Query, inputs: SettleInput[]): Promise
              FROM settled WHERE run_id IS NOT NULL GROUP BY run_id) s
        WHERE runs.id = s.run_id AND runs.id IN (SELECT id FROM locked_runs)
      )
-     INSERT INTO audit (attempt_id, project_id, key_id, run_id, endpoint, alias, connection, profile, upstream_model,
-       state, reservation, cost, input_tokens, output_tokens, cache_creation_input_tokens, cache_read_input_tokens,
-       outcome, http_status, duration_ms, overran, created_at, settled_at)
+     INSERT INTO audit (${AUDIT_COLUMNS})
      SELECT id, project_id, key_id, run_id, endpoint, alias, connection, profile, upstream_model, state, reservation,
        cost, input_tokens, output_tokens, cache_creation_input_tokens, cache_read_input_tokens, outcome, http_status,
        duration_ms, overrun > 0, created_at, settled_at

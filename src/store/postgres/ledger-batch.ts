@@ -33,33 +33,10 @@ import { type Row, runFromRow } from '../rows.js';
 import { reserveFailure, settlementAmounts } from '../rules.js';
 import { addReservationsIn, prepareCapsIn, settleCountersIn } from './caps.js';
 import type { BatchOutcome } from './group-commit.js';
+import { ATTEMPT_COLUMNS, AUDIT_COLUMNS, attemptColumns } from './ledger-columns.js';
 
 const sortedUnique = (values: Array<string | null>): string[] =>
   [...new Set(values.filter((value): value is string => value !== null))].sort();
-
-/**
- * The columns of the attempts a reservation batch inserts, as the arrays its `unnest` takes: id,
- * project_id, key_id, run_id, reservation, lease_expires_at, owner, endpoint, alias, connection,
- * profile, upstream_model, created_at (here and in ledger-at-once.ts).
- */
-export function attemptColumns(inputs: readonly ReserveInput[]): unknown[][] {
-  const column = <K extends keyof ReserveInput>(key: K) => inputs.map((input) => input[key]);
-  return [
-    column('attemptId'),
-    column('projectId'),
-    column('keyId'),
-    column('runId'),
-    column('reservationMicrosUsd'),
-    column('leaseExpiresAt'),
-    column('owner'),
-    column('endpoint'),
-    column('alias'),
-    column('connection'),
-    column('profile'),
-    column('upstreamModel'),
-    column('createdAt'),
-  ];
-}
 
 export async function reserveBatch(client: pg.PoolClient, inputs: ReserveInput[]): Promise<BatchOutcome[]> {
   const runIds = sortedUnique(inputs.map((input) => input.runId));
@@ -117,9 +94,7 @@ export async function reserveBatch(client: pg.PoolClient, inputs: ReserveInput[]
   // One statement: the Runs' reservations (a data-modifying WITH, run exactly once; no rows when
   // no reservation is on a Run) and the attempts.
   await client.query(
-    `WITH reserved AS (${runsUpdate}) INSERT INTO attempts (id, project_id, key_id, run_id,
-       state, reservation, lease_expires_at, owner, endpoint, alias, connection, profile, upstream_model, created_at,
-       cap_counters)
+    `WITH reserved AS (${runsUpdate}) INSERT INTO attempts (${ATTEMPT_COLUMNS})
      SELECT id, project_id, key_id, run_id, 'reserved', reservation, lease_expires_at, owner, endpoint, alias,
        connection, profile, upstream_model, created_at, cap_counters::jsonb
      FROM unnest($3::text[], $4::text[], $5::text[], $6::text[], $7::bigint[], $8::timestamptz[], $9::text[],
@@ -207,9 +182,7 @@ export async function settleBatch(client: pg.PoolClient, inputs: SettleInput[]):
            AS d(id, state, cost, settled_at, outcome)
          WHERE attempts.id = d.id
        )
-       INSERT INTO audit (attempt_id, project_id, key_id, run_id, endpoint, alias, connection, profile, upstream_model,
-         state, reservation, cost, input_tokens, output_tokens, cache_creation_input_tokens, cache_read_input_tokens,
-         outcome, http_status, duration_ms, overran, created_at, settled_at)
+       INSERT INTO audit (${AUDIT_COLUMNS})
        SELECT attempt_id, project_id, key_id, run_id, endpoint, alias, connection, profile, upstream_model, state,
          reservation, cost, input_tokens, output_tokens, cache_creation_input_tokens, cache_read_input_tokens, outcome,
          http_status, duration_ms, overran, created_at, settled_at

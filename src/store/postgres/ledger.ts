@@ -22,6 +22,7 @@ import type { ReapedAttempt, ReserveInput, SettledAttempt, SettleInput } from '.
 import { type Row, runFromRow, settledAttemptFromRow } from '../rows.js';
 import { reserveFailure, settlementAmounts } from '../rules.js';
 import { addReservationsIn, prepareCapsIn, settleCountersIn } from './caps.js';
+import { ATTEMPT_COLUMNS, AUDIT_COLUMNS } from './ledger-columns.js';
 
 export async function reserveIn(client: pg.PoolClient, input: ReserveInput): Promise<void> {
   if (input.runId !== null) {
@@ -50,8 +51,7 @@ export async function reserveIn(client: pg.PoolClient, input: ReserveInput): Pro
   tally.take(counters, input.reservationMicrosUsd);
   await addReservationsIn(client, tally.reservations());
   await client.query(
-    `INSERT INTO attempts (id, project_id, key_id, run_id, state, reservation, lease_expires_at, owner, endpoint, alias,
-       connection, profile, upstream_model, created_at, cap_counters)
+    `INSERT INTO attempts (${ATTEMPT_COLUMNS})
      VALUES ($1, $2, $3, $4, 'reserved', $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)`,
     [
       input.attemptId,
@@ -98,9 +98,7 @@ async function settleLocked(client: pg.PoolClient, attempt: Row, input: SettleIn
     [input.state, amounts.commit, input.settledAt, input.attemptId, input.outcome],
   );
   await client.query(
-    `INSERT INTO audit (attempt_id, project_id, key_id, run_id, endpoint, alias, connection, profile, upstream_model, state,
-       reservation, cost, input_tokens, output_tokens, cache_creation_input_tokens, cache_read_input_tokens, outcome,
-       http_status, duration_ms, overran, created_at, settled_at)
+    `INSERT INTO audit (${AUDIT_COLUMNS})
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22)`,
     [
       input.attemptId,

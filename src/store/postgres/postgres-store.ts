@@ -142,8 +142,8 @@ export class PostgresStore implements Store {
     });
     this.reservations = new GroupCommit(
       async (inputs) => {
-        const query: Query = (text, values) => this.query(text, values);
-        if (await this.atOnce(() => reserveAtOnce(query, inputs), false)) return inputs.map(() => undefined);
+        if (await this.atOnce(() => reserveAtOnce(this.reserveQuery, inputs), false))
+          return inputs.map(() => undefined);
         return this.batchOrEach(
           inputs,
           (client) => reserveBatch(client, inputs),
@@ -205,6 +205,9 @@ export class PostgresStore implements Store {
       return declined;
     }
   }
+
+  /** One autocommit statement on the main pool, through its gate. */
+  private readonly reserveQuery: Query = (text, values) => this.query(text, values);
 
   /** One autocommit statement on the settlement pool. */
   private readonly settleQuery: Query = async (text, values) => {
