@@ -181,6 +181,18 @@ export interface Histogram {
   p99: number;
   p999: number;
   max: number;
+  /**
+   * CPU ms per call of the process that served the calls (all its threads, user and system), when
+   * its PID was given: at concurrency 1 nothing is shared between calls, so this is what one call
+   * costs on its own, the part of its latency that is work rather than waiting.
+   */
+  cpuMsPerCall?: number;
+}
+
+/** The CPU ms per call a process spent since `before` (its cpuSeconds then), or nothing without a PID. */
+function withCpu(result: Histogram, pid: number | undefined, before: number, calls: number): Histogram {
+  if (pid === undefined) return result;
+  return { ...result, cpuMsPerCall: ((cpuSeconds(pid) - before) * 1000) / calls };
 }
 
 function histogram(timings: number[]): Histogram {
@@ -190,13 +202,15 @@ function histogram(timings: number[]): Histogram {
   return { p50: at(0.5), p90: at(0.9), p99: at(0.99), p999: at(0.999), max: timings[timings.length - 1]! };
 }
 
-/** Sequential calls (concurrency 1), timed with hrtime, in ms. */
+/** Sequential calls (concurrency 1), timed with hrtime, in ms; `pid`: the serving process, for its CPU per call. */
 export async function sequentialLatency(
   url: string,
   headers: Record<string, string>,
   payload: string,
   samples: number,
+  pid?: number,
 ): Promise<Histogram> {
+  const cpuBefore = pid === undefined ? 0 : cpuSeconds(pid);
   const timings: number[] = [];
   for (let index = 0; index < samples; index++) {
     const started = process.hrtime.bigint();
@@ -204,16 +218,21 @@ export async function sequentialLatency(
     await response.body.text();
     timings.push(Number(process.hrtime.bigint() - started) / 1e6);
   }
-  return histogram(timings);
+  return withCpu(histogram(timings), pid, cpuBefore, samples);
 }
 
-/** Sequential streaming calls: ms until the first content_block_delta arrived. */
+/**
+ * Sequential streaming calls: ms until the first content_block_delta arrived; `pid`: the serving
+ * process, for its CPU per (whole) stream.
+ */
 export async function firstTokenLatency(
   url: string,
   headers: Record<string, string>,
   payload: string,
   samples: number,
+  pid?: number,
 ): Promise<Histogram> {
+  const cpuBefore = pid === undefined ? 0 : cpuSeconds(pid);
   const timings: number[] = [];
   for (let index = 0; index < samples; index++) {
     const started = process.hrtime.bigint();
@@ -225,7 +244,7 @@ export async function firstTokenLatency(
     }
     timings.push(first);
   }
-  return histogram(timings);
+  return withCpu(histogram(timings), pid, cpuBefore, samples);
 }
 
 export function median(values: number[]): number {

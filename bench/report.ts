@@ -41,7 +41,7 @@ interface Row {
 
 const ms = (value: number) => `${value.toFixed(2)} ms`;
 const hist = (h: Histogram) =>
-  `${h.p50.toFixed(2)} / ${h.p90.toFixed(2)} / ${h.p99.toFixed(2)} / ${h.p999.toFixed(2)} / ${h.max.toFixed(1)}`;
+  `${h.p50.toFixed(2)} / ${h.p90.toFixed(2)} / ${h.p99.toFixed(2)} / ${h.p999.toFixed(2)} / ${h.max.toFixed(1)}${h.cpuMsPerCall === undefined ? '' : `   CPU ${h.cpuMsPerCall.toFixed(3)}`}`;
 
 export function report(
   f: Figures,
@@ -173,7 +173,9 @@ export function report(
       `| ${row.figure} | ${row.gateway} | ${row.reference} | ${row.ratio.toFixed(2)} | ${row.target} | ${met} |`,
     );
   }
-  out('\nc1 latency histograms, ms (p50 / p90 / p99 / p99.9 / max)');
+  out(
+    "\nc1 latency histograms, ms (p50 / p90 / p99 / p99.9 / max), and the serving process's CPU ms per call (the simulator's for direct; per whole stream for the first token)",
+  );
   out(`  direct to simulator      ${hist(f.direct_c1)}`);
   out(`  bare pass-through        ${hist(f.bare_c1)}`);
   out(`  gateway (SQLite, Run)    ${hist(f.sqlite_c1)}`);

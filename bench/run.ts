@@ -295,8 +295,14 @@ async function measureOnce(world: World): Promise<Figures> {
       pids: [sqlite.process.pid],
     });
   if (want('c1')) {
-    figures.direct_c1 = await sequentialLatency(`${directUrl}/v1/messages`, PLAIN, body(false), SAMPLES);
-    figures.bare_c1 = await sequentialLatency(bareUrl, PLAIN, body(false), SAMPLES);
+    figures.direct_c1 = await sequentialLatency(
+      `${directUrl}/v1/messages`,
+      PLAIN,
+      body(false),
+      SAMPLES,
+      world.simulatorPid,
+    );
+    figures.bare_c1 = await sequentialLatency(bareUrl, PLAIN, body(false), SAMPLES, bare.pid);
   }
   if (want('c1'))
     figures.sqlite_c1 = await sequentialLatency(
@@ -304,6 +310,7 @@ async function measureOnce(world: World): Promise<Figures> {
       callHeaders(sqlite, sqliteRun),
       body(false),
       SAMPLES,
+      sqlite.process.pid,
     );
   if (want('chat'))
     figures.chat_c1 = await sequentialLatency(
@@ -311,6 +318,7 @@ async function measureOnce(world: World): Promise<Figures> {
       callHeaders(sqlite, sqliteRun),
       body(false, 'bench-chat'),
       SAMPLES,
+      sqlite.process.pid,
     );
   if (want('streams'))
     figures.streams_sqlite_c16 = await load({
@@ -335,8 +343,9 @@ async function measureOnce(world: World): Promise<Figures> {
       PLAIN,
       body(true),
       tokenSamples,
+      world.simulatorPid,
     );
-    figures.first_token_bare = await firstTokenLatency(bareUrl, PLAIN, body(true), tokenSamples);
+    figures.first_token_bare = await firstTokenLatency(bareUrl, PLAIN, body(true), tokenSamples, bare.pid);
   }
   if (want('first_token'))
     figures.first_token_sqlite = await firstTokenLatency(
@@ -344,6 +353,7 @@ async function measureOnce(world: World): Promise<Figures> {
       callHeaders(sqlite, sqliteRun),
       body(true),
       tokenSamples,
+      sqlite.process.pid,
     );
   if (world.postgres && want('pg')) {
     const { postgres, replica, runs } = await startPostgresPair(world.postgres);
@@ -512,6 +522,8 @@ interface World {
   /** Where the PostgreSQL pair is started in each repeat (absent: no PostgreSQL part). */
   postgres?: PostgresWorld;
   directUrl: string;
+  /** The simulator's process (the direct figures' CPU per call). */
+  simulatorPid: number;
   simulatorUrl: string;
 }
 
@@ -593,6 +605,7 @@ async function main() {
       sqlite,
       sqliteRun: await createRun(sqlite),
       directUrl: simulatorUrl,
+      simulatorPid: simulator.pid,
       simulatorUrl,
     };
     if (COMPARE_DIST && COMPARE_LOAD) {
