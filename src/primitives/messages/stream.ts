@@ -133,10 +133,12 @@ function onMessageStart(state: MessagesStreamState, data: string, context: Trans
   if (!isRecord(parsed) || !isRecord(parsed.message))
     throw new UpstreamProtocolError('message_start has no message');
   const usage = normaliseUsage(parsed.message.usage);
-  const message = { ...parsed.message, id: context.messageId, model: context.responseModel };
+  // The parsed value is this function's own: rewritten in place, each key keeps its position.
+  parsed.message.id = context.messageId;
+  parsed.message.model = context.responseModel;
   return {
     state: { phase: 'streaming', usage },
-    frames: [{ event: 'message_start', data: JSON.stringify({ ...parsed, message }) }],
+    frames: [{ event: 'message_start', data: JSON.stringify(parsed) }],
   };
 }
 

@@ -215,6 +215,39 @@ describe('createSseForwarder', () => {
     expect(seen.filter((item) => 'raw' in item)).toHaveLength(1);
   });
 
+  it('asks about a name once between handed-over events, and again after each (its answer may change)', () => {
+    let open = false;
+    const asked: string[] = [];
+    const seen: Seen[] = [];
+    const forwarder = createSseForwarder({
+      forwards: (name) => {
+        asked.push(name);
+        return open && name !== 'stop';
+      },
+      raw: (text) => seen.push({ raw: text }),
+      event: (event) => {
+        seen.push({ event });
+        open = event.event === 'start';
+      },
+    });
+    const delta = (n: number) => `event: delta\ndata: ${n}\n\n`;
+    const ping = 'event: ping\ndata: p\n\n';
+    forwarder.feed(
+      encoder.encode(
+        `${delta(1)}event: start\ndata: s\n\n${delta(2)}${delta(3)}${ping}${delta(4)}event: stop\ndata: x\n\n${delta(5)}`,
+      ),
+    );
+    forwarder.end();
+    expect(seen).toEqual([
+      { event: { event: 'delta', data: '1' } },
+      { event: { event: 'start', data: 's' } },
+      { raw: `${delta(2)}${delta(3)}${ping}${delta(4)}` },
+      { event: { event: 'stop', data: 'x' } },
+      { event: { event: 'delta', data: '5' } },
+    ]);
+    expect(asked).toEqual(['delta', 'start', 'delta', 'ping', 'delta', 'stop', 'delta']);
+  });
+
   it('forwards nothing its handler refuses, and a run of accepted events as one piece per chunk', () => {
     const text = 'event: ping\ndata: 1\n\nevent: ping\ndata: 2\n\nevent: other\ndata: 3\n\n';
     expect(forward([encoder.encode(text)])).toEqual([

@@ -47,7 +47,8 @@ export interface SseForwardHandlers {
   /**
    * Whether an event of this name goes to the client exactly as it came. Asked only for an event in
    * the canonical form (`event: <name>\ndata: <data>\n\n`, the form `encodeSseEvent` writes), so
-   * forwarding its bytes is what decoding it and encoding it again would write.
+   * forwarding its bytes is what decoding it and encoding it again would write. The answer for a
+   * name may change only when `event` is called: the forwarder asks once per name in between.
    */
   forwards(name: string): boolean;
   /** Forwarded bytes (whole events, in order), as text. */
@@ -83,6 +84,9 @@ export function createSseForwarder(handlers: SseForwardHandlers): SseDecoder {
   let slow = false;
   let first = true;
   let pending: Buffer | undefined;
+  /** The last name `forwards` was asked about ('' after an event was handed over) and its answer. */
+  let asked = '';
+  let answer = false;
   return {
     feed(input) {
       const chunk = Buffer.isBuffer(input)
@@ -122,30 +126,48 @@ export function createSseForwarder(handlers: SseForwardHandlers): SseDecoder {
     },
   };
 
-  /** Whole events (the text ends with a blank line), in order. */
+  /**
+   * Whole events (the text ends with a blank line), in order. The last name `forwards` was asked
+   * about and its answer are kept until an event is handed over, so a run of content events of one
+   * name costs one question and no copy of its name.
+   */
   function read(text: string): void {
     let start = 0;
     let run = -1;
     for (let end = text.indexOf('\n\n'); end !== -1; end = text.indexOf('\n\n', start)) {
       const next = end + 2;
+      const nameStart = start + EVENT_FIELD.length;
       const split = text.startsWith(EVENT_FIELD, start) ? text.indexOf('\n', start) : -1;
       const canonical =
-        split > start + EVENT_FIELD.length &&
+        split > nameStart &&
         split < end &&
         text.startsWith(DATA_FIELD, split + 1) &&
         text.indexOf('\n', split + 1) === end;
-      const name = canonical ? text.slice(start + EVENT_FIELD.length, split) : '';
-      if (canonical && handlers.forwards(name)) {
+      if (canonical && forwarded(text, nameStart, split)) {
         if (run === -1) run = start;
       } else {
         if (run !== -1) handlers.raw(text.slice(run, start));
         run = -1;
-        if (canonical) handlers.event({ event: name, data: text.slice(split + 1 + DATA_FIELD.length, end) });
+        asked = '';
+        if (canonical)
+          handlers.event({
+            event: text.slice(nameStart, split),
+            data: text.slice(split + 1 + DATA_FIELD.length, end),
+          });
         else full.feed(text.slice(start, next));
       }
       start = next;
     }
     if (run !== -1) handlers.raw(text.slice(run, start));
+  }
+
+  /** `forwards` for the name text[from, to), asked only when it differs from the last name asked. */
+  function forwarded(text: string, from: number, to: number): boolean {
+    if (asked.length !== to - from || !text.startsWith(asked, from)) {
+      asked = text.slice(from, to);
+      answer = handlers.forwards(asked);
+    }
+    return answer;
   }
 }
 
