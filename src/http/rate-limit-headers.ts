@@ -12,6 +12,7 @@
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { dialectOf } from '../errors/render.js';
+import { isoTime } from '../lib/clock.js';
 import { type LimitState, newRateScope, type RateScope } from '../limits/rate-limit-scope.js';
 import { requestRecordOf } from '../observability/http-hooks.js';
 
@@ -26,7 +27,7 @@ export function vendorbDuration(ms: number): string {
 
 /** An RFC 3339 instant to the second (rounded up), as vendora writes it. */
 function vendoraInstant(nowMs: number, inMs: number): string {
-  return `${new Date(Math.ceil((nowMs + inMs) / 1000) * 1000).toISOString().slice(0, 19)}Z`;
+  return `${isoTime(Math.ceil((nowMs + inMs) / 1000) * 1000).slice(0, 19)}Z`;
 }
 
 /** The headers of the request's rate scope in the dialect of `path` (none when no limit applied). */

@@ -179,7 +179,7 @@ export class Attempt {
     const { clock, settings } = this.ledger;
     const leaseExpiresMs = clock.now() + settings.leaseMs;
     const renewed = await this.ledger.retry(
-      () => this.ledger.store.renewLease(this.id, new Date(leaseExpiresMs).toISOString()),
+      () => this.ledger.store.renewLease(this.id, isoTime(leaseExpiresMs)),
       this.leaseExpiresMs,
       'lease renewal',
       this.id,
@@ -433,7 +433,7 @@ export class Ledger {
 
   /** Starts the periodic reaper. `reclaimOthers`: also reap attempts of previous processes now (SQLite). */
   async startReaper(reclaimOthers: boolean): Promise<void> {
-    const nowIso = () => new Date(this.clock.now()).toISOString();
+    const nowIso = () => isoTime(this.clock.now());
     if (reclaimOthers) {
       const now = nowIso();
       const reaped = await this.store.reapExpiredAttempts(now, this.owner);

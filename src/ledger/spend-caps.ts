@@ -13,6 +13,7 @@
  * - Only caps that are set have counters; a cap added later counts spend from then on.
  */
 import { GatewayError } from '../errors/gateway-error.js';
+import { isoTime } from '../lib/clock.js';
 
 export interface SpendCaps {
   lifetimeMicrosUsd?: number;
@@ -36,11 +37,11 @@ export interface CapCounter {
 export type CounterKey = Pick<CapCounter, 'scope' | 'ownerId' | 'period'>;
 
 export function dayPeriod(nowMs: number): string {
-  return new Date(nowMs).toISOString().slice(0, 10);
+  return isoTime(nowMs).slice(0, 10);
 }
 
 export function monthPeriod(nowMs: number): string {
-  return new Date(nowMs).toISOString().slice(0, 7);
+  return isoTime(nowMs).slice(0, 7);
 }
 
 export function periodOf(window: CapWindow, nowMs: number): string {

@@ -20,6 +20,7 @@
  *   settled attempt is a no-op.
  */
 import { reservationCounters } from '../../ledger/spend-caps.js';
+import { isoTime } from '../../lib/clock.js';
 import type { ReserveInput, SettleInput } from '../port.js';
 import type { Row } from '../rows.js';
 import { settlementAmountsSql } from '../rules.js';
@@ -82,7 +83,7 @@ export async function reserveAtOnce(query: Query, inputs: ReserveInput[]): Promi
       amount,
       target.runId,
       target.projectId,
-      new Date(latest).toISOString(),
+      isoTime(latest),
     ],
   );
   return result.rowCount === inputs.length;

@@ -27,6 +27,7 @@
  */
 import type pg from 'pg';
 import { type CounterKey, counterKeys, recordedCounters } from '../../ledger/spend-caps.js';
+import { isoTime } from '../../lib/clock.js';
 import { counterSettlements } from '../cap-tally.js';
 import type { ReserveInput, SettleInput } from '../port.js';
 import { type Row, runFromRow } from '../rows.js';
@@ -70,7 +71,7 @@ export async function reserveBatch(client: pg.PoolClient, inputs: ReserveInput[]
     if (input.runId === null) return admit();
     const row = locked.get(input.runId);
     const run = row && String(row.project_id) === input.projectId ? runFromRow(row) : undefined;
-    const nowIso = new Date(input.now).toISOString();
+    const nowIso = isoTime(input.now);
     const already = added.get(input.runId) ?? 0;
     if (
       run &&

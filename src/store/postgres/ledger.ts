@@ -17,6 +17,7 @@
  */
 import type pg from 'pg';
 import { type CounterKey, counterKeys, recordedCounters } from '../../ledger/spend-caps.js';
+import { isoTime } from '../../lib/clock.js';
 import { counterSettlements } from '../cap-tally.js';
 import type { ReapedAttempt, ReserveInput, SettledAttempt, SettleInput } from '../port.js';
 import { type Row, runFromRow, settledAttemptFromRow } from '../rows.js';
@@ -26,7 +27,7 @@ import { ATTEMPT_COLUMNS, AUDIT_COLUMNS } from './ledger-columns.js';
 
 export async function reserveIn(client: pg.PoolClient, input: ReserveInput): Promise<void> {
   if (input.runId !== null) {
-    const nowIso = new Date(input.now).toISOString();
+    const nowIso = isoTime(input.now);
     const admitted = await client.query(
       `UPDATE runs SET reserved = reserved + $1
        WHERE id = $2 AND project_id = $3 AND status = 'active' AND expires_at > $4 AND committed + reserved + $1 <= budget
