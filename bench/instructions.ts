@@ -1,0 +1,192 @@
+/**
+ * Instructions per call of the gateway, counted by valgrind's callgrind: a figure that does not move
+ * with the machine's load or speed, for comparing two builds when the machine's noise (often 10-30 %
+ * between runs of bench/run.ts) hides a change of a few per cent. Not a speed figure: callgrind
+ * counts the instructions of every thread of the process (the main thread, the collector's helpers,
+ * the compiler, the checkpoint worker), not the kernel's, nor cache misses.
+ *
+ * The gateway (SQLite, every call attached to a Run, logging at info to a file) runs under callgrind
+ * with instrumentation off; a warm-up lets the JIT settle (a short one leaves TurboFan compiling in
+ * the measured window and doubles the figure), then instrumentation is switched on for `N` calls at
+ * concurrency `C` from this process, off again, and the counters dumped. The simulator runs natively.
+ * A run takes one to two minutes per build.
+ *
+ *   node --import tsx bench/instructions.ts [dist ...]     (default: ./dist)
+ *   BENCH_CALLS=600 BENCH_WARM=4000 BENCH_CONCURRENCY=16 BENCH_STREAM=1|0
+ *
+ * With several dist folders, each is measured in turn with the same load; the figures of one build
+ * repeat within a few per cent (the batching of the group commit and the collector's timing still
+ * depend on timing).
+ */
+import { execFileSync, spawn } from 'node:child_process';
+import {
+  closeSync,
+  mkdirSync,
+  mkdtempSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { request } from 'undici';
+import { freePort, start } from './harness.js';
+
+const CALLS = Number(process.env.BENCH_CALLS ?? 600);
+const WARM = Number(process.env.BENCH_WARM ?? 4000);
+const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 16);
+const STREAM = process.env.BENCH_STREAM !== '0';
+const TEXT = 'The quick brown fox jumps over the lazy dog. '.repeat(21);
+const BODY = JSON.stringify({
+  model: 'bench',
+  max_tokens: 256,
+  stream: STREAM,
+  messages: [{ role: 'user', content: TEXT }],
+});
+
+function config(folder: string, port: number, simulatorPort: number): string {
+  return `listen: { host: 127.0.0.1, port: ${port} }
+store: { kind: sqlite, sqlite: { path: ${join(folder, 'svc.db')} } }
+data_dir: ${join(folder, 'data')}
+logging: { level: info }
+quickstart: { key_file: ${join(folder, 'key.txt')}, project: prj_bench }
+projects:
+  - id: prj_bench
+    runs: { default_budget_micros_usd: 1000000000000, max_budget_micros_usd: 1000000000000, default_ttl_seconds: 86400, max_ttl_seconds: 86400 }
+    rate_limit: { requests_per_second: 1000000, burst: 1000000 }
+connections:
+  - { name: sim-vendora, profile: vendora.messages.2023-06-01, base_url: "http://127.0.0.1:${simulatorPort}", auth: { scheme: none } }
+models:
+  - alias: bench
+    targets: [{ connection: sim-vendora, model: sim-1, price: { input_per_mtok_micros: 3000000, output_per_mtok_micros: 15000000 } }]
+`;
+}
+
+/** `total` calls at `concurrency`; throws on any answer but 200. */
+async function load(url: string, headers: Record<string, string>, total: number, concurrency: number) {
+  let left = total;
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (left-- > 0) {
+        const response = await request(url, { method: 'POST', headers, body: BODY });
+        const text = await response.body.text();
+        if (response.statusCode !== 200) throw new Error(`gateway answered ${response.statusCode}: ${text}`);
+      }
+    }),
+  );
+}
+
+/** Starts the gateway of `dist` under callgrind, instrumentation off; resolves once it listens. */
+async function startUnderCallgrind(dist: string, folder: string, configPath: string) {
+  const log = openSync(join(folder, 'gateway.log'), 'a');
+  const child = spawn(
+    'valgrind',
+    [
+      '--tool=callgrind',
+      '--instr-atstart=no',
+      `--callgrind-out-file=${join(folder, 'callgrind', 'out.%p')}`,
+      process.execPath,
+      join(dist, 'src/main.js'),
+      'serve',
+      '--config',
+      configPath,
+    ],
+    { stdio: ['ignore', log, 'pipe'], cwd: dirname(dist) },
+  );
+  closeSync(log);
+  await new Promise<void>((done, fail) => {
+    let output = '';
+    child.stderr!.on('data', (chunk: Buffer) => {
+      output += chunk.toString();
+      if (output.includes('listening on')) done();
+    });
+    child.once('exit', (code) => fail(new Error(`the gateway exited (${code}): ${output.slice(-2000)}`)));
+  });
+  return child;
+}
+
+async function measure(dist: string, simulatorPort: number): Promise<number> {
+  const folder = mkdtempSync(join(tmpdir(), 'svc-instructions-'));
+  mkdirSync(join(folder, 'callgrind'));
+  const port = await freePort();
+  const configPath = join(folder, 'gateway.yaml');
+  writeFileSync(configPath, config(folder, port, simulatorPort));
+  const gateway = await startUnderCallgrind(dist, folder, configPath);
+  try {
+    const url = `http://127.0.0.1:${port}`;
+    const key = readFileSync(join(folder, 'key.txt'), 'utf8').trim();
+    const post = async (path: string, payload: unknown) =>
+      (await (
+        await fetch(`${url}${path}`, {
+          method: 'POST',
+          headers: {
+            authorization: `Bearer ${key}`,
+            'content-type': 'application/json',
+            'idempotency-key': `bench-${Math.random()}`,
+          },
+          body: JSON.stringify(payload),
+        })
+      ).json()) as { id: string };
+    const unit = await post('/svc/v1/work-units', {});
+    const run = await post('/svc/v1/runs', { work_unit_id: unit.id });
+    const headers = {
+      'x-api-key': key,
+      'vendora-version': '2023-06-01',
+      'content-type': 'application/json',
+      'x-svc-run-id': run.id,
+    };
+    process.stderr.write(`${dist}: warming up (${WARM} calls)\n`);
+    await load(`${url}/v1/messages`, headers, WARM, CONCURRENCY);
+    const control = (...args: string[]) =>
+      execFileSync('callgrind_control', [...args, String(gateway.pid)], { stdio: 'pipe' });
+    process.stderr.write(`${dist}: measuring (${CALLS} calls)\n`);
+    control('--instr=on');
+    await load(`${url}/v1/messages`, headers, CALLS, CONCURRENCY);
+    control('--instr=off');
+    control('--dump');
+    let total = 0;
+    for (const file of readdirSync(join(folder, 'callgrind'))) {
+      const counted = readFileSync(join(folder, 'callgrind', file), 'utf8').match(/^totals: (\d+)$/m);
+      if (counted) total += Number(counted[1]);
+    }
+    if (total === 0) throw new Error('callgrind dumped no instructions');
+    return total / CALLS;
+  } finally {
+    gateway.kill('SIGTERM');
+    await new Promise((done) => gateway.once('exit', done));
+    rmSync(folder, { recursive: true, force: true });
+  }
+}
+
+async function main() {
+  const dists = (process.argv.length > 2 ? process.argv.slice(2) : ['dist']).map((dist) => resolve(dist));
+  const simulatorPort = await freePort();
+  const simulator = await start(
+    0,
+    ['--import', 'tsx', 'src/simulator/main.ts', '--port', String(simulatorPort)],
+    'http://',
+  );
+  try {
+    await fetch(`http://127.0.0.1:${simulatorPort}/_sim/behaviour`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ behaviour: { deltas: 20, text: 'word '.repeat(40) } }),
+    });
+    const what = STREAM ? 'stream (20 deltas)' : 'unary call';
+    const lines = [`instructions per ${what} at concurrency ${CONCURRENCY}, ${CALLS} calls after ${WARM}:`];
+    for (const dist of dists) {
+      const perCall = await measure(dist, simulatorPort);
+      lines.push(`  ${dist}: ${Math.round(perCall).toLocaleString('en-US')}`);
+    }
+    process.stdout.write(`${lines.join('\n')}\n`);
+  } finally {
+    await simulator.stop();
+  }
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(`${error instanceof Error ? error.stack : String(error)}\n`);
+  process.exitCode = 1;
+});
