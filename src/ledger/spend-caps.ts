@@ -83,13 +83,14 @@ export function capCounters(
   caps: SpendCaps | null | undefined,
   nowMs: number,
 ): CapCounter[] {
-  if (!caps) return [];
-  return WINDOWS.flatMap((window) => {
+  const counters: CapCounter[] = [];
+  if (!caps) return counters;
+  for (const window of WINDOWS) {
     const limit = limitOf(caps, window);
-    return limit === undefined
-      ? []
-      : [{ scope, ownerId, period: periodOf(window, nowMs), limitMicrosUsd: limit }];
-  });
+    if (limit !== undefined)
+      counters.push({ scope, ownerId, period: periodOf(window, nowMs), limitMicrosUsd: limit });
+  }
+  return counters;
 }
 
 /**
