@@ -5,10 +5,52 @@
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { closeSync, openSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
+import { join } from 'node:path';
 import autocannon from 'autocannon';
 import { request as undiciRequest } from 'undici';
 
 export const DURATION = Number(process.env.BENCH_SECONDS ?? 6);
+
+const PRICE = '{ input_per_mtok_micros: 3000000, output_per_mtok_micros: 15000000 }';
+
+export interface GatewayConfigOptions {
+  /** Where its key file and data folder go. */
+  folder: string;
+  /** Names its data folder (several gateways share a folder). */
+  name: string;
+  port: number;
+  simulatorPort: number;
+  /** The `store:` value, a YAML flow mapping. */
+  store: string;
+  logLevel: string;
+}
+
+/**
+ * A benchmark gateway's configuration: one Project whose Runs no load exhausts and whose rate
+ * limit no load reaches, the simulator as the upstream of the alias `bench` (its messages wire)
+ * and of `bench-chat` (its chat-completions wire).
+ */
+export function gatewayConfig(options: GatewayConfigOptions): string {
+  const { folder, name, port, simulatorPort, store, logLevel } = options;
+  return `listen: { host: 127.0.0.1, port: ${port} }
+store: ${store}
+data_dir: ${join(folder, `data-${name}`)}
+logging: { level: ${logLevel} }
+quickstart: { key_file: ${join(folder, 'key.txt')}, project: prj_bench }
+projects:
+  - id: prj_bench
+    runs: { default_budget_micros_usd: 1000000000000, max_budget_micros_usd: 1000000000000, default_ttl_seconds: 86400, max_ttl_seconds: 86400 }
+    rate_limit: { requests_per_second: 1000000, burst: 1000000 }
+connections:
+  - { name: sim-vendora, profile: vendora.messages.2023-06-01, base_url: "http://127.0.0.1:${simulatorPort}", auth: { scheme: none } }
+  - { name: sim-chat, profile: compat.chat-embeddings.v1, base_url: "http://127.0.0.1:${simulatorPort}/v1", auth: { scheme: none } }
+models:
+  - alias: bench
+    targets: [{ connection: sim-vendora, model: sim-1, price: ${PRICE} }]
+  - alias: bench-chat
+    targets: [{ connection: sim-chat, model: sim-chat-1, price: ${PRICE} }]
+`;
+}
 
 export interface Started {
   child: ChildProcess;

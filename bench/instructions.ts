@@ -32,7 +32,7 @@ import {
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { request } from 'undici';
-import { freePort, start } from './harness.js';
+import { freePort, gatewayConfig, start } from './harness.js';
 
 const CALLS = Number(process.env.BENCH_CALLS ?? 600);
 const WARM = Number(process.env.BENCH_WARM ?? 4000);
@@ -45,24 +45,6 @@ const BODY = JSON.stringify({
   stream: STREAM,
   messages: [{ role: 'user', content: TEXT }],
 });
-
-function config(folder: string, port: number, simulatorPort: number): string {
-  return `listen: { host: 127.0.0.1, port: ${port} }
-store: { kind: sqlite, sqlite: { path: ${join(folder, 'svc.db')} } }
-data_dir: ${join(folder, 'data')}
-logging: { level: info }
-quickstart: { key_file: ${join(folder, 'key.txt')}, project: prj_bench }
-projects:
-  - id: prj_bench
-    runs: { default_budget_micros_usd: 1000000000000, max_budget_micros_usd: 1000000000000, default_ttl_seconds: 86400, max_ttl_seconds: 86400 }
-    rate_limit: { requests_per_second: 1000000, burst: 1000000 }
-connections:
-  - { name: sim-vendora, profile: vendora.messages.2023-06-01, base_url: "http://127.0.0.1:${simulatorPort}", auth: { scheme: none } }
-models:
-  - alias: bench
-    targets: [{ connection: sim-vendora, model: sim-1, price: { input_per_mtok_micros: 3000000, output_per_mtok_micros: 15000000 } }]
-`;
-}
 
 /** `total` calls at `concurrency`; throws on any answer but 200. */
 async function load(url: string, headers: Record<string, string>, total: number, concurrency: number) {
@@ -112,7 +94,17 @@ async function measure(dist: string, simulatorPort: number): Promise<number> {
   mkdirSync(join(folder, 'callgrind'));
   const port = await freePort();
   const configPath = join(folder, 'gateway.yaml');
-  writeFileSync(configPath, config(folder, port, simulatorPort));
+  writeFileSync(
+    configPath,
+    gatewayConfig({
+      folder,
+      name: 'instructions',
+      port,
+      simulatorPort,
+      store: `{ kind: sqlite, sqlite: { path: ${join(folder, 'svc.db')} } }`,
+      logLevel: 'info',
+    }),
+  );
   const gateway = await startUnderCallgrind(dist, folder, configPath);
   try {
     const url = `http://127.0.0.1:${port}`;

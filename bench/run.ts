@@ -36,6 +36,7 @@ import {
   DURATION,
   firstTokenLatency,
   freePort,
+  gatewayConfig,
   type Histogram,
   type LoadResult,
   load,
@@ -70,29 +71,6 @@ const GATEWAY_NODE_ARGS = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(
 const want = (group: string) => !ONLY || ONLY.includes(group);
 /** The gateways' logging.level: the gateway's default unless BENCH_LOG_LEVEL says otherwise. */
 const LOG_LEVEL = process.env.BENCH_LOG_LEVEL ?? 'info';
-const PRICE = '{ input_per_mtok_micros: 3000000, output_per_mtok_micros: 15000000 }';
-
-function config(folder: string, name: string, port: number, simulatorPort: number, store: string): string {
-  return `listen: { host: 127.0.0.1, port: ${port} }
-store: ${store}
-data_dir: ${join(folder, `data-${name}`)}
-logging: { level: ${LOG_LEVEL} }
-quickstart: { key_file: ${join(folder, 'key.txt')}, project: prj_bench }
-projects:
-  - id: prj_bench
-    runs: { default_budget_micros_usd: 1000000000000, max_budget_micros_usd: 1000000000000, default_ttl_seconds: 86400, max_ttl_seconds: 86400 }
-    rate_limit: { requests_per_second: 1000000, burst: 1000000 }
-connections:
-  - { name: sim-vendora, profile: vendora.messages.2023-06-01, base_url: "http://127.0.0.1:${simulatorPort}", auth: { scheme: none } }
-  - { name: sim-chat, profile: compat.chat-embeddings.v1, base_url: "http://127.0.0.1:${simulatorPort}/v1", auth: { scheme: none } }
-models:
-  - alias: bench
-    targets: [{ connection: sim-vendora, model: sim-1, price: ${PRICE} }]
-  - alias: bench-chat
-    targets: [{ connection: sim-chat, model: sim-chat-1, price: ${PRICE} }]
-`;
-}
-
 interface Gateway {
   process: Started;
   url: string;
@@ -111,7 +89,7 @@ async function startGateway(
   const port = await freePort();
   mkdirSync(folder, { recursive: true });
   const path = join(folder, `${name}.yaml`);
-  writeFileSync(path, config(folder, name, port, simulatorPort, store));
+  writeFileSync(path, gatewayConfig({ folder, name, port, simulatorPort, store, logLevel: LOG_LEVEL }));
   // Its log lines go to a file, as an operator's would (docs/performance.md, eleventh round).
   const started = await start(
     1,
