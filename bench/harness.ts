@@ -52,6 +52,56 @@ models:
 `;
 }
 
+/** A benchmark gateway's address and the quick-start Gateway Key it wrote. */
+export interface GatewayAddress {
+  url: string;
+  key: string;
+}
+
+const TEXT = 'The quick brown fox jumps over the lazy dog. '.repeat(21);
+
+/** The benchmark's call: about 1 KB of text, `max_tokens` 256, to the alias `model`. */
+export function messagesBody(stream: boolean, model = 'bench'): string {
+  return JSON.stringify({ model, max_tokens: 256, stream, messages: [{ role: 'user', content: TEXT }] });
+}
+
+/** A fresh Work Unit and a Run in it (the benchmark's budget); returns the Run's id. */
+export async function createRun(gateway: GatewayAddress): Promise<string> {
+  const post = async (path: string, payload: unknown) =>
+    (await (
+      await fetch(`${gateway.url}${path}`, {
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${gateway.key}`,
+          'content-type': 'application/json',
+          'idempotency-key': `bench-${Math.random()}`,
+        },
+        body: JSON.stringify(payload),
+      })
+    ).json()) as { id: string };
+  const unit = await post('/svc/v1/work-units', {});
+  return (await post('/svc/v1/runs', { work_unit_id: unit.id })).id;
+}
+
+/** The headers of a /v1/messages call to `gateway`, attached to `runId` when given. */
+export function callHeaders(gateway: GatewayAddress, runId?: string): Record<string, string> {
+  return {
+    'x-api-key': gateway.key,
+    'vendora-version': '2023-06-01',
+    'content-type': 'application/json',
+    ...(runId && { 'x-svc-run-id': runId }),
+  };
+}
+
+/** Sets the simulator's streams to the benchmark's: 20 text deltas. */
+export async function twentyDeltaStreams(simulatorUrl: string): Promise<void> {
+  await fetch(`${simulatorUrl}/_sim/behaviour`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ behaviour: { deltas: 20, text: 'word '.repeat(40) } }),
+  });
+}
+
 export interface Started {
   child: ChildProcess;
   pid: number;

@@ -32,19 +32,21 @@ import {
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { request } from 'undici';
-import { freePort, gatewayConfig, start } from './harness.js';
+import {
+  callHeaders,
+  createRun,
+  freePort,
+  gatewayConfig,
+  messagesBody,
+  start,
+  twentyDeltaStreams,
+} from './harness.js';
 
 const CALLS = Number(process.env.BENCH_CALLS ?? 600);
 const WARM = Number(process.env.BENCH_WARM ?? 4000);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 16);
 const STREAM = process.env.BENCH_STREAM !== '0';
-const TEXT = 'The quick brown fox jumps over the lazy dog. '.repeat(21);
-const BODY = JSON.stringify({
-  model: 'bench',
-  max_tokens: 256,
-  stream: STREAM,
-  messages: [{ role: 'user', content: TEXT }],
-});
+const BODY = messagesBody(STREAM);
 
 /** `total` calls at `concurrency`; throws on any answer but 200. */
 async function load(url: string, headers: Record<string, string>, total: number, concurrency: number) {
@@ -108,27 +110,8 @@ async function measure(dist: string, simulatorPort: number): Promise<number> {
   const gateway = await startUnderCallgrind(dist, folder, configPath);
   try {
     const url = `http://127.0.0.1:${port}`;
-    const key = readFileSync(join(folder, 'key.txt'), 'utf8').trim();
-    const post = async (path: string, payload: unknown) =>
-      (await (
-        await fetch(`${url}${path}`, {
-          method: 'POST',
-          headers: {
-            authorization: `Bearer ${key}`,
-            'content-type': 'application/json',
-            'idempotency-key': `bench-${Math.random()}`,
-          },
-          body: JSON.stringify(payload),
-        })
-      ).json()) as { id: string };
-    const unit = await post('/svc/v1/work-units', {});
-    const run = await post('/svc/v1/runs', { work_unit_id: unit.id });
-    const headers = {
-      'x-api-key': key,
-      'vendora-version': '2023-06-01',
-      'content-type': 'application/json',
-      'x-svc-run-id': run.id,
-    };
+    const address = { url, key: readFileSync(join(folder, 'key.txt'), 'utf8').trim() };
+    const headers = callHeaders(address, await createRun(address));
     process.stderr.write(`${dist}: warming up (${WARM} calls)\n`);
     await load(`${url}/v1/messages`, headers, WARM, CONCURRENCY);
     const control = (...args: string[]) =>
@@ -161,11 +144,7 @@ async function main() {
     'http://',
   );
   try {
-    await fetch(`http://127.0.0.1:${simulatorPort}/_sim/behaviour`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ behaviour: { deltas: 20, text: 'word '.repeat(40) } }),
-    });
+    await twentyDeltaStreams(`http://127.0.0.1:${simulatorPort}`);
     const what = STREAM ? 'stream (20 deltas)' : 'unary call';
     const lines = [`instructions per ${what} at concurrency ${CONCURRENCY}, ${CALLS} calls after ${WARM}:`];
     for (const dist of dists) {

@@ -33,19 +33,24 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import {
+  callHeaders,
+  createRun,
   DURATION,
   firstTokenLatency,
   freePort,
+  type GatewayAddress,
   gatewayConfig,
   type Histogram,
   type LoadResult,
   load,
   median,
+  messagesBody,
   peakRssMb,
   pinSelf,
   type Started,
   sequentialLatency,
   start,
+  twentyDeltaStreams,
 } from './harness.js';
 import { type Figures, report } from './report.js';
 
@@ -62,19 +67,14 @@ const COMPARE_LOAD =
     ? process.env.BENCH_ONLY
     : undefined;
 const ADMIN_URL = process.env.BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
-const TEXT = 'The quick brown fox jumps over the lazy dog. '.repeat(21);
-const body = (stream: boolean, model = 'bench') =>
-  JSON.stringify({ model, max_tokens: 256, stream, messages: [{ role: 'user', content: TEXT }] });
 const ONLY = process.env.BENCH_ONLY?.split(',');
 /** BENCH_NODE_ARGS="--flag ...": node flags for the SQLite gateway only (A/B of V8 flags). */
 const GATEWAY_NODE_ARGS = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
 const want = (group: string) => !ONLY || ONLY.includes(group);
 /** The gateways' logging.level: the gateway's default unless BENCH_LOG_LEVEL says otherwise. */
 const LOG_LEVEL = process.env.BENCH_LOG_LEVEL ?? 'info';
-interface Gateway {
+interface Gateway extends GatewayAddress {
   process: Started;
-  url: string;
-  key: string;
 }
 
 async function startGateway(
@@ -104,27 +104,6 @@ async function startGateway(
     key: readFileSync(join(folder, 'key.txt'), 'utf8').trim(),
   };
 }
-
-async function createRun(gateway: Gateway): Promise<string> {
-  const auth = { authorization: `Bearer ${gateway.key}`, 'content-type': 'application/json' };
-  const post = async (path: string, payload: unknown) =>
-    (await (
-      await fetch(`${gateway.url}${path}`, {
-        method: 'POST',
-        headers: { ...auth, 'idempotency-key': `bench-${Math.random()}` },
-        body: JSON.stringify(payload),
-      })
-    ).json()) as { id: string };
-  const unit = await post('/svc/v1/work-units', {});
-  return (await post('/svc/v1/runs', { work_unit_id: unit.id })).id;
-}
-
-const callHeaders = (gateway: Gateway, runId?: string): Record<string, string> => ({
-  'x-api-key': gateway.key,
-  'vendora-version': '2023-06-01',
-  'content-type': 'application/json',
-  ...(runId && { 'x-svc-run-id': runId }),
-});
 
 const PLAIN = { 'content-type': 'application/json' };
 
@@ -231,13 +210,13 @@ async function warmUp(
     await load({
       url: `${gateway.url}/v1/messages`,
       headers: callHeaders(gateway, runId),
-      body: body(false),
+      body: messagesBody(false),
       connections: 64,
     });
   await load({
     url: `${gateway.url}/v1/messages`,
     headers: callHeaders(gateway, runId),
-    body: body(true),
+    body: messagesBody(true),
     connections: 16,
   });
 }
@@ -252,7 +231,7 @@ async function measureOnce(world: World): Promise<Figures> {
     figures.bare_c64 = await load({
       url: bareUrl,
       headers: PLAIN,
-      body: body(false),
+      body: messagesBody(false),
       connections: 64,
       pids: [bare.pid],
     });
@@ -260,7 +239,7 @@ async function measureOnce(world: World): Promise<Figures> {
     figures.sqlite_c64 = await load({
       url: sqliteUrl,
       headers: callHeaders(sqlite, sqliteRun),
-      body: body(false),
+      body: messagesBody(false),
       connections: 64,
       pids: [sqlite.process.pid],
     });
@@ -268,7 +247,7 @@ async function measureOnce(world: World): Promise<Figures> {
     figures.chat_c64 = await load({
       url: sqliteUrl,
       headers: callHeaders(sqlite, sqliteRun),
-      body: body(false, 'bench-chat'),
+      body: messagesBody(false, 'bench-chat'),
       connections: 64,
       pids: [sqlite.process.pid],
     });
@@ -276,17 +255,17 @@ async function measureOnce(world: World): Promise<Figures> {
     figures.direct_c1 = await sequentialLatency(
       `${directUrl}/v1/messages`,
       PLAIN,
-      body(false),
+      messagesBody(false),
       SAMPLES,
       world.simulatorPid,
     );
-    figures.bare_c1 = await sequentialLatency(bareUrl, PLAIN, body(false), SAMPLES, bare.pid);
+    figures.bare_c1 = await sequentialLatency(bareUrl, PLAIN, messagesBody(false), SAMPLES, bare.pid);
   }
   if (want('c1'))
     figures.sqlite_c1 = await sequentialLatency(
       sqliteUrl,
       callHeaders(sqlite, sqliteRun),
-      body(false),
+      messagesBody(false),
       SAMPLES,
       sqlite.process.pid,
     );
@@ -294,7 +273,7 @@ async function measureOnce(world: World): Promise<Figures> {
     figures.chat_c1 = await sequentialLatency(
       sqliteUrl,
       callHeaders(sqlite, sqliteRun),
-      body(false, 'bench-chat'),
+      messagesBody(false, 'bench-chat'),
       SAMPLES,
       sqlite.process.pid,
     );
@@ -302,7 +281,7 @@ async function measureOnce(world: World): Promise<Figures> {
     figures.streams_sqlite_c16 = await load({
       url: sqliteUrl,
       headers: callHeaders(sqlite, sqliteRun),
-      body: body(true),
+      body: messagesBody(true),
       connections: 16,
       pids: [sqlite.process.pid],
     });
@@ -310,7 +289,7 @@ async function measureOnce(world: World): Promise<Figures> {
     figures.streams_bare_c16 = await load({
       url: bareUrl,
       headers: PLAIN,
-      body: body(true),
+      body: messagesBody(true),
       connections: 16,
       pids: [bare.pid],
     });
@@ -319,17 +298,23 @@ async function measureOnce(world: World): Promise<Figures> {
     figures.first_token_direct = await firstTokenLatency(
       `${directUrl}/v1/messages`,
       PLAIN,
-      body(true),
+      messagesBody(true),
       tokenSamples,
       world.simulatorPid,
     );
-    figures.first_token_bare = await firstTokenLatency(bareUrl, PLAIN, body(true), tokenSamples, bare.pid);
+    figures.first_token_bare = await firstTokenLatency(
+      bareUrl,
+      PLAIN,
+      messagesBody(true),
+      tokenSamples,
+      bare.pid,
+    );
   }
   if (want('first_token'))
     figures.first_token_sqlite = await firstTokenLatency(
       sqliteUrl,
       callHeaders(sqlite, sqliteRun),
-      body(true),
+      messagesBody(true),
       tokenSamples,
       sqlite.process.pid,
     );
@@ -359,7 +344,7 @@ async function measurePostgres(
     load({
       url: `${postgres.url}/v1/messages`,
       headers: callHeaders(postgres, runId),
-      body: body(false),
+      body: messagesBody(false),
       connections: 64,
       pids: [postgres.process.pid],
       ...(headersFor && { headersFor }),
@@ -375,7 +360,7 @@ async function measurePostgres(
       load({
         url: `${gateway.url}/v1/messages`,
         headers: callHeaders(gateway, runId),
-        body: body(false),
+        body: messagesBody(false),
         connections: 32,
         pids: [gateway.process.pid],
       }),
@@ -413,7 +398,7 @@ async function compareBuilds(
     load({
       url: `${gateway.url}/v1/messages`,
       headers: callHeaders(gateway, run),
-      body: body(streams),
+      body: messagesBody(streams),
       connections: streams ? 16 : 64,
       pids: [gateway.process.pid],
     });
@@ -452,14 +437,14 @@ async function measureStreams(world: World): Promise<void> {
     const gateway = await load({
       url: `${world.sqlite.url}/v1/messages`,
       headers: callHeaders(world.sqlite, world.sqliteRun),
-      body: body(true),
+      body: messagesBody(true),
       connections: 16,
       pids: [world.sqlite.process.pid],
     });
     const bare = await load({
       url: `${world.bare.url}/v1/messages`,
       headers: PLAIN,
-      body: body(true),
+      body: messagesBody(true),
       connections: 16,
       pids: [world.bare.pid],
     });
@@ -467,7 +452,7 @@ async function measureStreams(world: World): Promise<void> {
     const unary = await load({
       url: `${world.sqlite.url}/v1/messages`,
       headers: callHeaders(world.sqlite, world.sqliteRun),
-      body: body(false),
+      body: messagesBody(false),
       connections: 16,
       pids: [world.sqlite.process.pid],
     });
@@ -600,16 +585,17 @@ async function main() {
       world.compareRun = await createRun(world.compare);
     }
     if (database) world.postgres = { databaseUrl: database.url, folder: join(folder, 'pg'), simulatorPort };
-    await fetch(`${simulatorUrl}/_sim/behaviour`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ behaviour: { deltas: 20, text: 'word '.repeat(40) } }),
-    });
+    await twentyDeltaStreams(simulatorUrl);
     // Warm-up (JIT, connection pools, the database files' first pages).
     await warmUp(world.sqlite, world.sqliteRun, { streamsOnly: STREAMS_ONLY });
     if (world.compare)
       await warmUp(world.compare, world.compareRun, { streamsOnly: COMPARE_LOAD === 'streams' });
-    await load({ url: `${world.bare.url}/v1/messages`, headers: PLAIN, body: body(false), connections: 64 });
+    await load({
+      url: `${world.bare.url}/v1/messages`,
+      headers: PLAIN,
+      body: messagesBody(false),
+      connections: 64,
+    });
     if (world.compare) {
       await compareBuilds(world, world.compare, world.compareRun!, COMPARE_LOAD === 'streams');
       return;

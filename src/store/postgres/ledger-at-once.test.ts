@@ -10,7 +10,7 @@ import {
   createKey,
   plainReservation,
 } from '../contract/harness.js';
-import type { ReserveInput, SettleInput } from '../port.js';
+import type { ReserveInput } from '../port.js';
 import { settlementAmounts, settlementAmountsSql } from '../rules.js';
 import { type Query, reserveAtOnce, settleAtOnce } from './ledger-at-once.js';
 import { PostgresStore } from './postgres-store.js';
@@ -41,9 +41,6 @@ describePostgres('ledger in one statement (PostgreSQL)', () => {
     createActiveRun(store, projectId, budget, iso(Date.now()), iso(Date.now() + DAY));
   const on = (runId: string | null, amount: number, fields: Partial<ReserveInput> = {}) =>
     plainReservation(newId('att'), { runId, reservationMicrosUsd: amount, ...fields });
-
-  const settlement = (attemptId: string, fields: Partial<SettleInput> = {}) =>
-    completedSettlement(attemptId, fields);
 
   async function runRow(id: string) {
     const { rows } = await pool.query(
@@ -122,12 +119,12 @@ describePostgres('ledger in one statement (PostgreSQL)', () => {
       const [a, b, c, d] = [on(runId, 100), on(runId, 200), on(runId, 300), on(runId, 100)];
       expect(await reserveAtOnce(query, [a, b, c, d])).toBe(true);
       const settled = await settleAtOnce(query, [
-        settlement(c.attemptId, { state: 'released', costMicrosUsd: 0, outcome: 'not_sent' }),
-        settlement(a.attemptId, { costMicrosUsd: 40 }),
-        settlement(b.attemptId, { state: 'unknown', costMicrosUsd: 0, outcome: 'unknown' }),
-        settlement(d.attemptId, { costMicrosUsd: 130 }),
-        settlement(a.attemptId, { costMicrosUsd: 99 }),
-        settlement('att_unknown'),
+        completedSettlement(c.attemptId, { state: 'released', costMicrosUsd: 0, outcome: 'not_sent' }),
+        completedSettlement(a.attemptId, { costMicrosUsd: 40 }),
+        completedSettlement(b.attemptId, { state: 'unknown', costMicrosUsd: 0, outcome: 'unknown' }),
+        completedSettlement(d.attemptId, { costMicrosUsd: 130 }),
+        completedSettlement(a.attemptId, { costMicrosUsd: 99 }),
+        completedSettlement('att_unknown'),
       ]);
       expect([...settled].sort()).toEqual([a, b, c, d].map((input) => input.attemptId).sort());
       // a: 40; b: unknown commits its reservation (200); c: released; d: 130 on 100 reserved (30 over).
@@ -174,7 +171,9 @@ describePostgres('ledger in one statement (PostgreSQL)', () => {
       ]);
       expect(states.rows[0]).toEqual({ id: a.attemptId, state: 'settled', cost: 40 });
 
-      expect((await settleAtOnce(query, [settlement(a.attemptId, { costMicrosUsd: 5 })])).size).toBe(0);
+      expect((await settleAtOnce(query, [completedSettlement(a.attemptId, { costMicrosUsd: 5 })])).size).toBe(
+        0,
+      );
       expect(await runRow(runId)).toEqual({ reserved: 0, committed: 370, overrun: 30, unknown_attempts: 1 });
       expect((await pool.query('SELECT count(*)::int AS n FROM audit')).rows[0].n).toBe(4);
     });
@@ -189,8 +188,8 @@ describePostgres('ledger in one statement (PostgreSQL)', () => {
       await store.reserve(onCounters);
 
       const settled = await settleAtOnce(query, [
-        settlement(onCounters.attemptId, { costMicrosUsd: 30 }),
-        ...plain.map((input) => settlement(input.attemptId, { costMicrosUsd: 10 })),
+        completedSettlement(onCounters.attemptId, { costMicrosUsd: 30 }),
+        ...plain.map((input) => completedSettlement(input.attemptId, { costMicrosUsd: 10 })),
       ]);
       expect([...settled].sort()).toEqual(plain.map((input) => input.attemptId).sort());
       expect(await runRow(first)).toMatchObject({ reserved: 300, committed: 10 });
@@ -201,7 +200,7 @@ describePostgres('ledger in one statement (PostgreSQL)', () => {
       expect(await counter()).toEqual({ reserved: 300, committed: 0 });
 
       // Through the store the capped attempt takes the transaction path and releases its counter.
-      await store.settle(settlement(onCounters.attemptId, { costMicrosUsd: 30 }));
+      await store.settle(completedSettlement(onCounters.attemptId, { costMicrosUsd: 30 }));
       expect(await runRow(first)).toMatchObject({ reserved: 0, committed: 40 });
       expect(await counter()).toEqual({ reserved: 0, committed: 30 });
     });
@@ -216,7 +215,7 @@ describePostgres('ledger in one statement (PostgreSQL)', () => {
       expect(await reserveAtOnce(query, inputs)).toBe(true);
       await settleAtOnce(
         query,
-        inputs.map((input) => settlement(input.attemptId)),
+        inputs.map((input) => completedSettlement(input.attemptId)),
       );
     }
     await pool.query('ANALYZE attempts');
@@ -230,7 +229,7 @@ describePostgres('ledger in one statement (PostgreSQL)', () => {
     };
     await settleAtOnce(
       explain,
-      open.map((input) => settlement(input.attemptId)),
+      open.map((input) => completedSettlement(input.attemptId)),
     );
     expect(plans).toHaveLength(1);
     expect(plans[0]).toContain('attempts_pkey');
