@@ -107,6 +107,8 @@ export class Attempt {
     private readonly ledger: Ledger,
     private readonly watch: AttemptWatch,
     private readonly ticket: RateTicket | undefined,
+    /** Counted in the ledger's openAttempts (the process's own calls, not held attempts). */
+    private readonly counted: boolean,
   ) {
     this.leaseExpiresMs = startedMs + leaseMs;
   }
@@ -123,6 +125,7 @@ export class Attempt {
   async settle(settlement: Settlement, responseModel: string | null = null): Promise<void> {
     if (this.settled) return;
     this.settled = true;
+    if (this.counted) this.ledger.closed();
     const now = this.ledger.clock.now();
     const durationMs = now - this.startedMs;
     await this.ledger.persistSettlement(
@@ -192,6 +195,7 @@ export class Ledger {
   /** This process's identity as an attempt owner. */
   readonly owner = `proc_${randomBase32(16)}`;
   private readonly pending = new Map<string, number>();
+  private open = 0;
   private reaper: NodeJS.Timeout | undefined;
   private stopped = false;
 
@@ -202,6 +206,19 @@ export class Ledger {
     readonly settings: LedgerSettings,
     readonly observer: AttemptObserver = noAttemptObserver,
   ) {}
+
+  /**
+   * The attempts this process reserved for its own calls and has not begun to settle: how many calls
+   * it is serving (held attempts of background resources are not counted; they settle by id).
+   */
+  get openAttempts(): number {
+    return this.open;
+  }
+
+  /** One of openAttempts begins to settle. */
+  closed(): void {
+    this.open--;
+  }
 
   /** Reservations this process is taking right now and that are not yet durable. */
   pendingFor(runId: string): number {
@@ -259,8 +276,11 @@ export class Ledger {
       // Settled later, maybe by another process: reported then by settledHeld (persistHeldSettlement).
       this.observer.held(attemptId, plan, reservationMicrosUsd, plan.request);
       watch = noAttemptObserver.started(attemptId, plan, reservationMicrosUsd, undefined);
-    } else watch = this.observer.started(attemptId, plan, reservationMicrosUsd, plan.request);
-    return new Attempt(attemptId, reservationMicrosUsd, now, leaseMs, this, watch, ticket);
+    } else {
+      watch = this.observer.started(attemptId, plan, reservationMicrosUsd, plan.request);
+      this.open++;
+    }
+    return new Attempt(attemptId, reservationMicrosUsd, now, leaseMs, this, watch, ticket, !durable);
   }
 
   /** Writes a settlement; retried in the background until `leaseExpiresMs` when the store fails. */

@@ -81,6 +81,7 @@ class MessagesExchange implements UpstreamExchange<unknown>, StreamReader {
   private decoder: SseDecoder | undefined;
   private pending = '';
   private sawError = false;
+  private sawStop = false;
 
   constructor(private readonly input: AttemptInput) {
     this.context = {
@@ -132,6 +133,7 @@ class MessagesExchange implements UpstreamExchange<unknown>, StreamReader {
     const onEvent = (event: SseEvent) => {
       for (const frame of translator.push(event)) {
         if (frame.event === 'error') this.sawError = true;
+        else if (frame.event === 'message_stop') this.sawStop = true;
         this.pending += encodeFrame(frame);
       }
     };
@@ -156,6 +158,10 @@ class MessagesExchange implements UpstreamExchange<unknown>, StreamReader {
     const text = this.pending;
     this.pending = '';
     return text;
+  }
+
+  finished(): boolean {
+    return this.sawStop;
   }
 
   end(): { text: string; complete: boolean } {
