@@ -281,6 +281,17 @@ describePostgres('reliability: PostgreSQL unreachable or timing out, behind a TC
   });
 
   it('blackholed (accepted, never answered): connect and query timeouts become 503 within the configured bounds, then recovery', async () => {
+    // Fewer pooled connections than the outage's concurrent requests, whatever the cases before
+    // left in the pool (ten idle ones would serve all but one, which would queue): the sessions are
+    // ended, then one call pools a connection again. During the outage that one goes silent (query
+    // timeout) and the others must connect (held unanswered: connect timeout).
+    await direct(
+      "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'svc-gateway'",
+    );
+    await new Promise((done) => setTimeout(done, 200));
+    const pooled = await messages(run.id);
+    expect(pooled.status, JSON.stringify(pooled.body)).toBe(200);
+    simulator.clearRequests();
     proxy.blackhole();
     // The slowest path: a pooled connection that went silent is given up after query_timeout.
     const writes = await duringOutage('blackhole', QUERY_TIMEOUT_MS + 2500);
