@@ -198,21 +198,22 @@ async function startPostgresPair(pgWorld: PostgresWorld): Promise<{
 }
 
 /**
- * JIT, connection pools and the database's first pages: a c64 load (unless `streamsOnly`: the
- * stream loops measure no unary call) and a c16 stream load.
+ * JIT, connection pools and the database's first pages: a c64 load (with `streamsOnly`, whose loops
+ * measure no unary call, a c16 stream load instead) and a c16 stream load. Two loads in every case:
+ * the first close of a load's connections meets new code (a burst of deoptimizations and
+ * recompiles, docs/performance.md, "Seventeenth round"), which belongs in the warm-up.
  */
 async function warmUp(
   gateway: Gateway,
   runId: string | undefined,
   { streamsOnly = false }: { streamsOnly?: boolean } = {},
 ): Promise<void> {
-  if (!streamsOnly)
-    await load({
-      url: `${gateway.url}/v1/messages`,
-      headers: callHeaders(gateway, runId),
-      body: messagesBody(false),
-      connections: 64,
-    });
+  await load({
+    url: `${gateway.url}/v1/messages`,
+    headers: callHeaders(gateway, runId),
+    body: messagesBody(streamsOnly),
+    connections: streamsOnly ? 16 : 64,
+  });
   await load({
     url: `${gateway.url}/v1/messages`,
     headers: callHeaders(gateway, runId),

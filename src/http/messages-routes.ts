@@ -54,7 +54,10 @@ function writable(response: ServerResponse): Promise<void> {
 /**
  * Writes the server-sent events straight to the socket, one write per batch of frames, waiting
  * for 'drain' when the client reads slower than the upstream writes (backpressure, no buffering).
- * The frames generator never throws: failures arrive as SSE `error` frames.
+ * The last batch and the response's end are written in the same turn (no await between them when
+ * the socket takes the batch), so the corked socket sends both at once (the attempt runner's pipe
+ * holds the finishing batch for that under load). The frames generator never throws: failures
+ * arrive as SSE `error` frames.
  */
 export async function writeEventStream(
   request: FastifyRequest,
