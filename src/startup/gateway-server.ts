@@ -64,7 +64,10 @@ export async function startGateway(options: StartOptions): Promise<RunningGatewa
     metrics: config.metrics.enabled,
     tracing: options.tracing ?? false,
   });
-  const store = instrumentStore(await openStore(config, environment), observability);
+  const store = instrumentStore(
+    await openStore(config, environment, { exclusive: true, logger }),
+    observability,
+  );
   let metricsListener: MetricsListener | undefined;
   const upstreams = buildUpstreams(config, environment);
   const ledger = composeLedger(

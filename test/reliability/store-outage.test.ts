@@ -270,6 +270,25 @@ describePostgres('reliability: PostgreSQL unreachable or timing out, behind a TC
     );
     expect(terminated.length).toBeGreaterThan(0);
     expect(terminated.every((row) => row.terminated === true)).toBe(true);
+    // Each idle connection the server ended is a warning in the log, with the server's reason.
+    const warning = await eventually(
+      async () =>
+        gateway
+          .output()
+          .split('\n')
+          .find((line) => line.includes('an idle PostgreSQL connection failed')),
+      5000,
+      'the log line of a failed idle connection',
+    );
+    // The server's FATAL (57P01), or the socket's end when it closed before that was read.
+    const logged = JSON.parse(warning);
+    expect(logged.level).toBe(40);
+    expect(logged.error.message).toMatch(
+      /^(terminating connection due to administrator command|Connection terminated unexpectedly)$/,
+    );
+    // Only the message, code and severity: the failed client hung on the error holds the
+    // connection parameters (a password, when the URL has one).
+    expect(['code', 'message', 'severity']).toEqual(expect.arrayContaining(Object.keys(logged.error)));
     await new Promise((done) => setTimeout(done, 200));
     const results = await Promise.all([
       ...Array.from({ length: 6 }, () => get(gateway.url, key, `/svc/v1/runs/${run.id}`)),

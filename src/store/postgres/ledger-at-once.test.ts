@@ -113,6 +113,27 @@ describePostgres('ledger in one statement (PostgreSQL)', () => {
     });
   });
 
+  it('tells onLedgerFallback when a batch fails as one statement on its data, then writes it item by item', async () => {
+    const told: Array<{ lane: string; error: unknown }> = [];
+    const telling = new PostgresStore({
+      connectionString: database.url,
+      onLedgerFallback: (lane, error) => told.push({ lane, error }),
+    });
+    try {
+      const runId = await run(1000);
+      const first = on(runId, 10);
+      await telling.reserve(first);
+      expect(told).toEqual([]);
+      // The same attempt id again: its INSERT fails on the primary key, as one statement and alone.
+      await expect(telling.reserve({ ...first, reservationMicrosUsd: 20 })).rejects.toThrow();
+      expect(told.map(({ lane }) => lane)).toEqual(['reserve']);
+      expect(String(told[0]?.error)).toMatch(/duplicate key|attempts_pkey/);
+      expect(await runRow(runId)).toMatchObject({ reserved: 10 });
+    } finally {
+      await telling.close();
+    }
+  });
+
   describe('settleAtOnce', () => {
     it('settles, commits and audits a batch once, in its order; a repeated or settled attempt is left alone', async () => {
       const runId = await run(10_000);

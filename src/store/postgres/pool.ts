@@ -27,6 +27,11 @@ export interface PostgresOptions {
   queueWaitMs?: number;
   /** Told about errors of idle connections (database restart); the pool has discarded them already. */
   onIdleError?: (error: Error) => void;
+  /**
+   * Told when a ledger batch's one-statement write failed on its data (not on the database being
+   * unavailable) and the batch was written again item by item (postgres-store.ts, atOnce).
+   */
+  onLedgerFallback?: (lane: 'reserve' | 'settle', error: unknown) => void;
 }
 
 export const DEFAULT_CONNECT_TIMEOUT_MS = 2000;

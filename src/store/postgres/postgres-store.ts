@@ -142,7 +142,7 @@ export class PostgresStore implements Store {
     });
     this.reservations = new GroupCommit(
       async (inputs) => {
-        if (await this.atOnce(() => reserveAtOnce(this.reserveQuery, inputs), false))
+        if (await this.atOnce('reserve', () => reserveAtOnce(this.reserveQuery, inputs), false))
           return inputs.map(() => undefined);
         return this.batchOrEach(
           inputs,
@@ -155,7 +155,11 @@ export class PostgresStore implements Store {
     );
     this.settlements = new GroupCommit(
       async (inputs) => {
-        const settled = await this.atOnce(() => settleAtOnce(this.settleQuery, inputs), new Set<string>());
+        const settled = await this.atOnce(
+          'settle',
+          () => settleAtOnce(this.settleQuery, inputs),
+          new Set<string>(),
+        );
         const rest = inputs.filter((input) => !settled.has(input.attemptId));
         if (rest.length === 0) return inputs.map(() => undefined);
         const outcomes = await this.batchOrEach(
@@ -194,14 +198,16 @@ export class PostgresStore implements Store {
   /**
    * A batch's one-statement write (ledger-at-once.ts). A batch it declines, or a statement that
    * fails on the data (a repeated attempt id, a constraint), goes to ledger-batch.ts, where one bad
-   * item cannot fail its neighbours; a database that is not there, or a full queue for its
-   * connections (store_busy), fails the batch here as it would there.
+   * item cannot fail its neighbours (the failure is told to `onLedgerFallback`); a database that is
+   * not there, or a full queue for its connections (store_busy), fails the batch here as it would
+   * there.
    */
-  private async atOnce<T>(write: () => Promise<T>, declined: T): Promise<T> {
+  private async atOnce<T>(lane: 'reserve' | 'settle', write: () => Promise<T>, declined: T): Promise<T> {
     try {
       return await write();
     } catch (error) {
       if (error instanceof StoreUnavailableError || error instanceof GatewayError) throw error;
+      this.options.onLedgerFallback?.(lane, error);
       return declined;
     }
   }
