@@ -64,6 +64,7 @@ function exchangeOver(body: PassThrough): UpstreamExchange<unknown> {
 
 let folder: string;
 let store: SqliteStore;
+let ledger: Ledger;
 let runner: AttemptRunner;
 /** Attempt ids whose settlement the store has committed, in order. */
 let settled: string[];
@@ -78,7 +79,7 @@ beforeEach(async () => {
     await settle(input);
     settled.push(input.attemptId);
   };
-  const ledger = new Ledger(store, systemClock, pino({ level: 'silent' }), {
+  ledger = new Ledger(store, systemClock, pino({ level: 'silent' }), {
     leaseMs: 60_000,
     reaperIntervalMs: 60_000,
   });
@@ -104,6 +105,24 @@ async function openStream() {
     },
   };
 }
+
+describe('a stream that cannot be translated', () => {
+  it('settles its attempt as unknown and answers upstream_error, so no attempt is left open', async () => {
+    const body = new PassThrough();
+    const exchange: UpstreamExchange<unknown> = {
+      ...exchangeOver(body),
+      stream: () => {
+        throw new Error('no translator for this answer');
+      },
+    };
+    const result = await runner.callStreamed(PLAN, exchange, new ClientGone());
+    expect(result).toMatchObject({ ok: false, retryable: false, outcome: 'unknown' });
+    expect(!result.ok && result.error.code).toBe('upstream_error');
+    expect(settled).toHaveLength(1);
+    expect(ledger.openAttempts).toBe(0);
+    expect(body.destroyed).toBe(true);
+  });
+});
 
 describe('the last text of a stream', () => {
   it('served alone: every text is yielded as it comes, before the settlement', async () => {
@@ -136,6 +155,7 @@ describe('the last text of a stream', () => {
     expect(await other.next()).toEqual({ text: 'event: message_stop\n\n', settled: false });
     expect(await other.next()).toBeUndefined();
     expect(settled).toEqual([stream.attemptId, other.attemptId]);
+    expect(ledger.openAttempts).toBe(0);
   });
 
   it('among other calls: a stream cut short still sends what it held, then its error', async () => {

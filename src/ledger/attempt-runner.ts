@@ -285,7 +285,24 @@ export class AttemptRunner {
         };
       return { ok: false, error: opened.error, retryable: opened.retryable, outcome: settlement.outcome };
     }
-    const reader = exchange.stream!(opened.response);
+    let reader: StreamReader;
+    try {
+      reader = exchange.stream!(opened.response);
+    } catch (error) {
+      // Not retried, like an answer that cannot be read: the upstream answered 2xx and may bill.
+      opened.response.body.destroy();
+      const settlement = settlementOf('unknown', opened.response.status, 'protocol');
+      await attempt.settle(settlement);
+      return {
+        ok: false,
+        error: new GatewayError(
+          'upstream_error',
+          `The upstream stream could not be translated: ${(error as Error).message}`,
+        ),
+        retryable: false,
+        outcome: settlement.outcome,
+      };
+    }
     return {
       ok: true,
       attemptId: attempt.id,
