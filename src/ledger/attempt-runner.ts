@@ -511,7 +511,7 @@ export class AttemptRunner {
     try {
       for await (const chunk of response.body) {
         const text = reader.push(chunk as Buffer);
-        if (!holding) holding = reader.finished() && this.ledger.openAttempts > 1;
+        holding ||= reader.finished() && this.ledger.openAttempts > 1;
         if (holding) last += text;
         else if (text) yield text;
       }
@@ -519,7 +519,7 @@ export class AttemptRunner {
       const ending = reader.end();
       complete = ending.complete;
       const text = complete ? ending.text : ending.text + reader.interrupted(undefined);
-      if (!holding) holding = this.ledger.openAttempts > 1;
+      holding ||= this.ledger.openAttempts > 1;
       if (holding) last += text;
       else if (text) yield text;
     } catch (error) {

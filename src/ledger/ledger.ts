@@ -125,7 +125,7 @@ export class Attempt {
   async settle(settlement: Settlement, responseModel: string | null = null): Promise<void> {
     if (this.settled) return;
     this.settled = true;
-    if (this.counted) this.ledger.closed();
+    if (this.counted) this.ledger.attemptSettling();
     const now = this.ledger.clock.now();
     const durationMs = now - this.startedMs;
     await this.ledger.persistSettlement(
@@ -215,8 +215,8 @@ export class Ledger {
     return this.open;
   }
 
-  /** One of openAttempts begins to settle. */
-  closed(): void {
+  /** One of openAttempts begins to settle: it is no longer counted. */
+  attemptSettling(): void {
     this.open--;
   }
 

@@ -17,7 +17,7 @@ export interface OpenStoreOptions {
  * the error itself: pg-pool hangs the failed client on it (`error.client`), whose connection
  * parameters hold the password of a URL that carries one.
  */
-export function databaseError(error: unknown): { message: string; code?: string; severity?: string } {
+function databaseError(error: unknown): { message: string; code?: string; severity?: string } {
   if (!(error instanceof Error)) return { message: String(error) };
   const { code, severity } = error as { code?: unknown; severity?: unknown };
   return {
