@@ -294,7 +294,31 @@ function histogram(timings: number[]): Histogram {
   return { p50: at(0.5), p90: at(0.9), p99: at(0.99), p999: at(0.999), max: timings[timings.length - 1]! };
 }
 
-/** Sequential calls (concurrency 1), timed with hrtime, in ms; `pid`: the serving process, for its CPU per call. */
+/**
+ * Untimed sequential calls before a concurrency-1 histogram. A load's end (its client cutting the
+ * connections of the calls in flight) sends new shapes through code V8 optimized under load, and the
+ * functions it deoptimizes run slower for the next thousand or so sequential calls while V8 tiers
+ * them up again; without these calls the first token's 200-300 samples fell inside that transient
+ * (docs/performance.md, "Eighteenth round").
+ */
+export const C1_WARM_UP_CALLS = Number(process.env.BENCH_C1_WARMUP ?? 1000);
+
+async function warmSequentially(
+  url: string,
+  headers: Record<string, string>,
+  payload: string,
+  calls: number,
+): Promise<void> {
+  for (let index = 0; index < calls; index++) {
+    const response = await undiciRequest(url, { method: 'POST', headers, body: payload });
+    await response.body.text();
+  }
+}
+
+/**
+ * Sequential calls (concurrency 1), timed with hrtime, in ms, after C1_WARM_UP_CALLS untimed ones;
+ * `pid`: the serving process, for its CPU per call.
+ */
 export async function sequentialLatency(
   url: string,
   headers: Record<string, string>,
@@ -302,6 +326,7 @@ export async function sequentialLatency(
   samples: number,
   pid?: number,
 ): Promise<Histogram> {
+  await warmSequentially(url, headers, payload, C1_WARM_UP_CALLS);
   const cpuBefore = pid === undefined ? 0 : cpuSeconds(pid);
   const timings: number[] = [];
   for (let index = 0; index < samples; index++) {
@@ -314,8 +339,8 @@ export async function sequentialLatency(
 }
 
 /**
- * Sequential streaming calls: ms until the first content_block_delta arrived; `pid`: the serving
- * process, for its CPU per (whole) stream.
+ * Sequential streaming calls, after C1_WARM_UP_CALLS untimed ones: ms until the first
+ * content_block_delta arrived; `pid`: the serving process, for its CPU per (whole) stream.
  */
 export async function firstTokenLatency(
   url: string,
@@ -324,6 +349,7 @@ export async function firstTokenLatency(
   samples: number,
   pid?: number,
 ): Promise<Histogram> {
+  await warmSequentially(url, headers, payload, C1_WARM_UP_CALLS);
   const cpuBefore = pid === undefined ? 0 : cpuSeconds(pid);
   const timings: number[] = [];
   for (let index = 0; index < samples; index++) {

@@ -16,6 +16,8 @@
  *   BENCH_COMPARE_DIST it runs this build: the turns then compare node or V8 settings)
  *   BENCH_ONLY=c64,c1,first_token,... (measure only these groups of c64, chat, c1, streams, first_token,
  *   pg; prints the measured figures as JSON instead of the table: for iterating, not for README)
+ *   BENCH_C1_WARMUP=1000 (untimed sequential calls to each process before each of its c1 and
+ *   first-token histograms, so they measure the warm state, not V8 tiering up after a load's end)
  *   BENCH_LOG_LEVEL=warn (the gateways' logging.level; default info, the gateway's own default,
  *   so each call writes its request line as it does for users; before the eleventh round: warn;
  *   each gateway's stdout, its log, goes to a file in the run's folder)
