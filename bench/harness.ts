@@ -303,16 +303,19 @@ function histogram(timings: number[]): Histogram {
  */
 export const C1_WARM_UP_CALLS = Number(process.env.BENCH_C1_WARMUP ?? 1000);
 
+/** One POST, its whole answer read. */
+async function postAndRead(url: string, headers: Record<string, string>, payload: string): Promise<void> {
+  const response = await undiciRequest(url, { method: 'POST', headers, body: payload });
+  await response.body.text();
+}
+
 async function warmSequentially(
   url: string,
   headers: Record<string, string>,
   payload: string,
   calls: number,
 ): Promise<void> {
-  for (let index = 0; index < calls; index++) {
-    const response = await undiciRequest(url, { method: 'POST', headers, body: payload });
-    await response.body.text();
-  }
+  for (let index = 0; index < calls; index++) await postAndRead(url, headers, payload);
 }
 
 /**
@@ -331,8 +334,7 @@ export async function sequentialLatency(
   const timings: number[] = [];
   for (let index = 0; index < samples; index++) {
     const started = process.hrtime.bigint();
-    const response = await undiciRequest(url, { method: 'POST', headers, body: payload });
-    await response.body.text();
+    await postAndRead(url, headers, payload);
     timings.push(Number(process.hrtime.bigint() - started) / 1e6);
   }
   return withCpu(histogram(timings), pid, cpuBefore, samples);

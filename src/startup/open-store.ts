@@ -3,6 +3,7 @@ import { resolve } from 'node:path';
 import type { Logger } from 'pino';
 import type { Config } from '../config/schema.js';
 import type { Store } from '../store/port.js';
+import type { LedgerLane } from '../store/postgres/pool.js';
 import { SqliteStore } from '../store/sqlite/sqlite-store.js';
 
 export interface OpenStoreOptions {
@@ -57,7 +58,7 @@ export async function openStore(
               { error: databaseError(error) },
               'store: an idle PostgreSQL connection failed; the pool discarded it and opens another when needed',
             ),
-          onLedgerFallback: (lane: 'reserve' | 'settle', error: unknown) =>
+          onLedgerFallback: (lane: LedgerLane, error: unknown) =>
             logger.warn(
               { error: databaseError(error), lane },
               'store: a ledger batch failed as one statement and was written item by item',

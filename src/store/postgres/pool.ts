@@ -31,8 +31,11 @@ export interface PostgresOptions {
    * Told when a ledger batch's one-statement write failed on its data (not on the database being
    * unavailable) and the batch was written again item by item (postgres-store.ts, atOnce).
    */
-  onLedgerFallback?: (lane: 'reserve' | 'settle', error: unknown) => void;
+  onLedgerFallback?: (lane: LedgerLane, error: unknown) => void;
 }
+
+/** The ledger's two batched writes, each with its own group commit (postgres-store.ts). */
+export type LedgerLane = 'reserve' | 'settle';
 
 export const DEFAULT_CONNECT_TIMEOUT_MS = 2000;
 

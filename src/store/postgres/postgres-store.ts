@@ -57,7 +57,7 @@ import { reapIn, renewLeaseIn, reserveIn, settleIn } from './ledger.js';
 import { type Query, reserveAtOnce, settleAtOnce } from './ledger-at-once.js';
 import { reserveBatch, settleBatch } from './ledger-batch.js';
 import { migrate } from './migrate.js';
-import { createPool, DEFAULT_CONNECT_TIMEOUT_MS, type PostgresOptions } from './pool.js';
+import { createPool, DEFAULT_CONNECT_TIMEOUT_MS, type LedgerLane, type PostgresOptions } from './pool.js';
 import { PoolGate, type SlotResult, storeBusy } from './pool-gate.js';
 import { PostgresRateBuckets } from './rate-buckets.js';
 import { PostgresReports } from './reports.js';
@@ -202,7 +202,7 @@ export class PostgresStore implements Store {
    * not there, or a full queue for its connections (store_busy), fails the batch here as it would
    * there.
    */
-  private async atOnce<T>(lane: 'reserve' | 'settle', write: () => Promise<T>, declined: T): Promise<T> {
+  private async atOnce<T>(lane: LedgerLane, write: () => Promise<T>, declined: T): Promise<T> {
     try {
       return await write();
     } catch (error) {
