@@ -13,6 +13,7 @@
  *
  *   node --import tsx bench/instructions.ts [dist ...]     (default: ./dist)
  *   BENCH_CALLS=600 BENCH_WARM=4000 BENCH_CONCURRENCY=16 BENCH_STREAM=1|0
+ *   BENCH_CALLGRIND_KEEP=/tmp/cg (keep callgrind's dumps, for `callgrind_annotate /tmp/cg/out.*`)
  *
  * With several dist folders, each is measured in turn with the same load; the figures of one build
  * repeat within a few per cent (the batching of the group commit and the collector's timing still
@@ -47,6 +48,8 @@ const WARM = Number(process.env.BENCH_WARM ?? 4000);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 16);
 const STREAM = process.env.BENCH_STREAM !== '0';
 const BODY = messagesBody(STREAM);
+/** BENCH_CALLGRIND_KEEP=/folder: copy callgrind's dumps there, for callgrind_annotate. */
+const KEEP = process.env.BENCH_CALLGRIND_KEEP;
 
 /** `total` calls at `concurrency`; throws on any answer but 200. */
 async function load(url: string, headers: Record<string, string>, total: number, concurrency: number) {
@@ -127,6 +130,11 @@ async function measure(dist: string, simulatorPort: number): Promise<number> {
       if (counted) total += Number(counted[1]);
     }
     if (total === 0) throw new Error('callgrind dumped no instructions');
+    if (KEEP) {
+      mkdirSync(KEEP, { recursive: true });
+      for (const file of readdirSync(join(folder, 'callgrind')))
+        writeFileSync(join(KEEP, file), readFileSync(join(folder, 'callgrind', file)));
+    }
     return total / CALLS;
   } finally {
     gateway.kill('SIGTERM');

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
+import { createLogger, plainFieldsLogger } from './logger.js';
 
 const LOGGER = fileURLToPath(new URL('./logger.ts', import.meta.url));
 const folder = mkdtempSync(join(tmpdir(), 'svc-logger-'));
@@ -87,5 +88,72 @@ describe('logger on standard output', () => {
       headers: { 'x-api-key': '[redacted]' },
       password: '[redacted]',
     });
+  });
+});
+
+/** A logger writing to an in-memory destination; `lines()` parses what it wrote. */
+function capturing(level: string, mixin?: () => Record<string, unknown>) {
+  const written: string[] = [];
+  const logger = createLogger(level, { write: (line: string) => written.push(line) }, mixin);
+  return { logger, written, lines: () => written.map((line) => JSON.parse(line) as Record<string, unknown>) };
+}
+
+describe('plainFieldsLogger (the request line)', () => {
+  const shapes: Record<string, unknown>[] = [
+    { request_id: 'req_1', method: 'POST', path: '/v1/messages', status: 200, ms: 1.25 },
+    {
+      path: '/a"b\\c',
+      note: 'tab\there, newline\nhere, nul\u0000, bell\u0007',
+      emoji: 'caf\u00e9 \u{1f600}',
+    },
+    { absent: undefined, none: null, yes: true, no: false, nan: Number.NaN, inf: Number.POSITIVE_INFINITY },
+    { long: 'x'.repeat(300), quoteLong: `${'"'.repeat(120)}\\` },
+    {},
+  ];
+
+  it('writes the same line pino writes, field for field and in order, for every kind of value', () => {
+    for (const fields of shapes) {
+      const { logger, written } = capturing('info');
+      logger.child({}, { redact: [] }).info(fields, 'request completed');
+      plainFieldsLogger(logger).info(fields, 'request completed');
+      const [byPino, byPlain] = written.map((line) => line.replace(/"time":"[^"]*"/, '"time":""'));
+      expect(byPlain).toBe(byPino);
+      expect(byPlain!.endsWith('}\n')).toBe(true);
+    }
+  });
+
+  it('keeps the lone surrogate pino would write raw, escaped, and the line parses', () => {
+    const { logger, lines } = capturing('info');
+    plainFieldsLogger(logger).info({ path: 'a\ud800b' }, 'request completed');
+    expect(lines()[0]).toMatchObject({ path: 'a\ud800b', msg: 'request completed', level: 30 });
+  });
+
+  it('follows the logger: its level, its bindings and its mixin', () => {
+    const quiet = capturing('warn');
+    plainFieldsLogger(quiet.logger).info({ status: 200 }, 'request completed');
+    expect(quiet.written).toHaveLength(0);
+
+    const traced = capturing('info', () => ({ trace_id: 'from-mixin', span_id: 's' }));
+    plainFieldsLogger(traced.logger.child({ component: 'http' })).info(
+      { status: 200, trace_id: 'from-line' },
+      'request completed',
+    );
+    expect(traced.lines()).toEqual([
+      expect.objectContaining({
+        service: 'svc-gateway',
+        component: 'http',
+        status: 200,
+        trace_id: 'from-line',
+        span_id: 's',
+        msg: 'request completed',
+      }),
+    ]);
+  });
+
+  it('leaves every other line of the logger to pino, redaction included', () => {
+    const { logger, lines } = capturing('info');
+    plainFieldsLogger(logger);
+    logger.info({ password: 'hunter2' }, 'other');
+    expect(lines()[0]).toMatchObject({ password: '[redacted]' });
   });
 });

@@ -3,7 +3,7 @@
  * and response bodies are never logged.
  */
 import { fstatSync } from 'node:fs';
-import { type DestinationStream, destination as fileDestination, type Logger, pino } from 'pino';
+import { type DestinationStream, destination as fileDestination, type Logger, pino, symbols } from 'pino';
 import { isoTime } from './clock.js';
 
 export const REDACTED_PATHS = [
@@ -65,4 +65,36 @@ export function createLogger(
     },
     destination ?? standardOutput(),
   );
+}
+
+/** pino's per-logger state read here: each level's opening, the bindings, the message key, the end. */
+interface PinoInternals {
+  [symbols.lsCacheSym]: Record<number, string>;
+  [symbols.chindingsSym]: string;
+  [symbols.messageKeySym]: string;
+  [symbols.endSym]: string;
+}
+
+/**
+ * A child of `log` for lines made only of fixed keys with string, number, boolean or null values,
+ * such as the request line: no redaction (no such key is a redacted path) and the fields formatted
+ * by one `JSON.stringify` instead of pino's walk over them, which looks every key up in its
+ * serializers and stringifiers and escapes each string in JavaScript; across the gateway's many line
+ * shapes those lookups are megamorphic (docs/performance.md, nineteenth round). The line is the
+ * one pino would write: the same opening, time, bindings, fields in order, message and end; an
+ * undefined field is left out and a non-finite number written as null, as pino does. pino still
+ * applies the level, the mixin and the destination (`pino.symbols` is pino's interface for this).
+ */
+export function plainFieldsLogger(log: Logger): Logger {
+  const child = log.child({}, { redact: [] });
+  (child as unknown as Record<symbol, unknown>)[symbols.asJsonSym] = plainFieldsJson;
+  return child;
+}
+
+function plainFieldsJson(this: PinoInternals, fields: object, message: unknown, level: number, time: string) {
+  const json = JSON.stringify(fields);
+  const body = json.length > 2 ? `,${json.slice(1, -1)}` : '';
+  const text =
+    message === undefined ? '' : `,${JSON.stringify(this[symbols.messageKeySym])}:${JSON.stringify(message)}`;
+  return `${this[symbols.lsCacheSym][level]!}${time}${this[symbols.chindingsSym]}${body}${text}${this[symbols.endSym]}`;
 }

@@ -10,6 +10,8 @@
  */
 import { type Context, propagation, ROOT_CONTEXT, type Span, SpanStatusCode } from '@opentelemetry/api';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Logger } from 'pino';
+import { plainFieldsLogger } from '../lib/logger.js';
 import type { CounterCell, GatewayMetrics } from './metrics.js';
 import { newRequestRecord, RATE_LIMITS, type RequestRecord } from './request-scope.js';
 import { SpanKind, startSpan, withSpan } from './tracing.js';
@@ -39,9 +41,9 @@ export function registerObservabilityHooks(
 ): void {
   const { metrics, tracing } = options;
   // The request line is built here from fixed keys with primitive values, none of them a redacted
-  // path (src/lib/logger.ts), so redaction could never change it; skipping it saves about 14 us of
-  // a 20 us line (docs/performance.md, eleventh round). Every other line keeps it.
-  const log = app.log.child({}, { redact: [] });
+  // path (src/lib/logger.ts): it is written without redaction and formatted by one JSON.stringify
+  // (docs/performance.md, eleventh and nineteenth rounds). Every other line keeps pino's own path.
+  const log = plainFieldsLogger(app.log as Logger);
   const requests = metrics?.counter('svc_http_requests_total');
   const rateLimited = metrics?.counter('svc_rate_limit_refusals_total');
   app.decorateRequest('svcObservability', null);
