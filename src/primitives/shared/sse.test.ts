@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { createSseDecoder, createSseForwarder, encodeFrame, encodeSseEvent, readSse } from './sse.js';
 import type { SseEvent } from './types.js';
@@ -246,6 +247,35 @@ describe('createSseForwarder', () => {
       { event: { event: 'delta', data: '5' } },
     ]);
     expect(asked).toEqual(['delta', 'start', 'delta', 'ping', 'delta', 'stop', 'delta']);
+  });
+
+  it("gives the decoder's events for any stream made of SSE lines, cut anywhere", () => {
+    const line = fc.constantFrom(
+      'event: content_block_delta\n',
+      'event: ping\n',
+      'event: other\n',
+      'event: \n',
+      'event:ping\n',
+      'data: {"a":1}\n',
+      'data: \n',
+      'data:x\n',
+      'data: two\n',
+      'id: 3\n',
+      ': comment\n',
+      'retry: 5\n',
+      '\n',
+      'event: content_block_delta\ndata: {"d":"é"}\n\n',
+    );
+    fc.assert(
+      fc.property(fc.array(line, { maxLength: 40 }), fc.nat(), (lines, at) => {
+        const bytes = encoder.encode(lines.join(''));
+        const cut = bytes.length === 0 ? 0 : at % bytes.length;
+        const expected = reference(bytes);
+        expect(decoded(forward([bytes]))).toEqual(expected);
+        expect(decoded(forward([bytes.subarray(0, cut), bytes.subarray(cut)]))).toEqual(expected);
+      }),
+      { numRuns: 2000 },
+    );
   });
 
   it('forwards nothing its handler refuses, and a run of accepted events as one piece per chunk', () => {

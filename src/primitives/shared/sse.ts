@@ -58,6 +58,7 @@ export interface SseForwardHandlers {
 }
 
 const CR = 0x0d;
+const LF = 0x0a;
 const BLANK_LINE = Buffer.from('\n\n');
 const EVENT_FIELD = 'event: ';
 const DATA_FIELD = 'data: ';
@@ -129,20 +130,24 @@ export function createSseForwarder(handlers: SseForwardHandlers): SseDecoder {
   /**
    * Whole events (the text ends with a blank line), in order. The last name `forwards` was asked
    * about and its answer are kept until an event is handed over, so a run of content events of one
-   * name costs one question and no copy of its name.
+   * name costs one question and no copy of its name. A canonical event is scanned once: the end of
+   * its data line, followed by an empty line, is its end. Only another event is searched for its
+   * blank line.
    */
   function read(text: string): void {
     let start = 0;
     let run = -1;
-    for (let end = text.indexOf('\n\n'); end !== -1; end = text.indexOf('\n\n', start)) {
-      const next = end + 2;
+    while (start < text.length) {
       const nameStart = start + EVENT_FIELD.length;
       const split = text.startsWith(EVENT_FIELD, start) ? text.indexOf('\n', start) : -1;
-      const canonical =
-        split > nameStart &&
-        split < end &&
-        text.startsWith(DATA_FIELD, split + 1) &&
-        text.indexOf('\n', split + 1) === end;
+      // The first LF after `event: <name>\ndata: ` ends the data line; an LF right after it ends
+      // the event: no blank line comes earlier (the name line ends with an LF followed by `d`).
+      const lineEnd =
+        split > nameStart && text.startsWith(DATA_FIELD, split + 1) ? text.indexOf('\n', split + 1) : -1;
+      const canonical = lineEnd !== -1 && text.charCodeAt(lineEnd + 1) === LF;
+      const end = canonical ? lineEnd : text.indexOf('\n\n', start);
+      if (end === -1) break;
+      const next = end + 2;
       if (canonical && forwarded(text, nameStart, split)) {
         if (run === -1) run = start;
       } else {
