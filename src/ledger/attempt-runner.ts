@@ -160,6 +160,28 @@ function refusalError(info: RefusalInfo): GatewayError {
   });
 }
 
+/**
+ * A 2xx answer the gateway cannot translate (its body, or a stream's translator): not retried, since
+ * the upstream answered and may bill, and settled as unknown. A GatewayError the translation raised
+ * is the client's error as it stands.
+ */
+function untranslatable(
+  error: unknown,
+  response: UpstreamResponse,
+  what: 'answer' | 'stream',
+): { error: GatewayError; settlement: Settlement } {
+  return {
+    error:
+      error instanceof GatewayError
+        ? error
+        : new GatewayError(
+            'upstream_error',
+            `The upstream ${what} could not be translated: ${(error as Error).message}`,
+          ),
+    settlement: settlementOf('unknown', response.status, 'protocol'),
+  };
+}
+
 async function readErrorBody(response: UpstreamResponse): Promise<unknown> {
   let text: string;
   try {
@@ -289,19 +311,10 @@ export class AttemptRunner {
     try {
       reader = exchange.stream!(opened.response);
     } catch (error) {
-      // Not retried, like an answer that cannot be read: the upstream answered 2xx and may bill.
       opened.response.body.destroy();
-      const settlement = settlementOf('unknown', opened.response.status, 'protocol');
-      await attempt.settle(settlement);
-      return {
-        ok: false,
-        error: new GatewayError(
-          'upstream_error',
-          `The upstream stream could not be translated: ${(error as Error).message}`,
-        ),
-        retryable: false,
-        outcome: settlement.outcome,
-      };
+      const failed = untranslatable(error, opened.response, 'stream');
+      await attempt.settle(failed.settlement);
+      return { ok: false, error: failed.error, retryable: false, outcome: failed.settlement.outcome };
     }
     return {
       ok: true,
@@ -447,21 +460,8 @@ export class AttemptRunner {
           aborted: error.kind === 'aborted',
         };
       }
-      // Not retried: the upstream answered 2xx and may have billed.
-      const gatewayError =
-        error instanceof GatewayError
-          ? error
-          : new GatewayError(
-              'upstream_error',
-              `The upstream answer could not be translated: ${(error as Error).message}`,
-            );
-      return {
-        kind: 'failed',
-        error: gatewayError,
-        retryable: false,
-        settlement: settlementOf('unknown', response.status, 'protocol'),
-        aborted: false,
-      };
+      const failed = untranslatable(error, response, 'answer');
+      return { kind: 'failed', ...failed, retryable: false, aborted: false };
     }
   }
 

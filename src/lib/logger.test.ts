@@ -122,6 +122,19 @@ describe('plainFieldsLogger (the request line)', () => {
     }
   });
 
+  it("writes each line's own message, however messages alternate", () => {
+    const { logger, lines } = capturing('info');
+    const plain = plainFieldsLogger(logger);
+    for (const message of ['request completed', 'other', undefined, 'request completed'])
+      plain.info({ status: 200 }, message);
+    expect(lines().map((line) => line.msg)).toEqual([
+      'request completed',
+      'other',
+      undefined,
+      'request completed',
+    ]);
+  });
+
   it('keeps the lone surrogate pino would write raw, escaped, and the line parses', () => {
     const { logger, lines } = capturing('info');
     plainFieldsLogger(logger).info({ path: 'a\ud800b' }, 'request completed');

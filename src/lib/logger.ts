@@ -87,14 +87,26 @@ interface PinoInternals {
  */
 export function plainFieldsLogger(log: Logger): Logger {
   const child = log.child({}, { redact: [] });
-  (child as unknown as Record<symbol, unknown>)[symbols.asJsonSym] = plainFieldsJson;
+  const internals = child as unknown as PinoInternals & Record<symbol, unknown>;
+  // The message key is fixed when the logger is made, and the request line's message is one
+  // constant: its text is formatted once, not on every line.
+  const key = JSON.stringify(internals[symbols.messageKeySym]);
+  let lastMessage: unknown;
+  let messageText = '';
+  internals[symbols.asJsonSym] = function plainFieldsJson(
+    this: PinoInternals,
+    fields: object,
+    message: unknown,
+    level: number,
+    time: string,
+  ): string {
+    if (message !== lastMessage) {
+      lastMessage = message;
+      messageText = message === undefined ? '' : `,${key}:${JSON.stringify(message)}`;
+    }
+    const json = JSON.stringify(fields);
+    const body = json.length > 2 ? `,${json.slice(1, -1)}` : '';
+    return `${this[symbols.lsCacheSym][level]!}${time}${this[symbols.chindingsSym]}${body}${messageText}${this[symbols.endSym]}`;
+  };
   return child;
-}
-
-function plainFieldsJson(this: PinoInternals, fields: object, message: unknown, level: number, time: string) {
-  const json = JSON.stringify(fields);
-  const body = json.length > 2 ? `,${json.slice(1, -1)}` : '';
-  const text =
-    message === undefined ? '' : `,${JSON.stringify(this[symbols.messageKeySym])}:${JSON.stringify(message)}`;
-  return `${this[symbols.lsCacheSym][level]!}${time}${this[symbols.chindingsSym]}${body}${text}${this[symbols.endSym]}`;
 }
