@@ -11,7 +11,7 @@
  * whatever the part order), then streamed upstream from it, and the spool is removed.
  */
 import type { IncomingHttpHeaders } from 'node:http';
-import type { Readable } from 'node:stream';
+import { Readable } from 'node:stream';
 import type { Config, MediaEndpoint } from '../../config/schema.js';
 import { GatewayError } from '../../errors/gateway-error.js';
 import type { Connection, Upstreams } from '../../gateway/connections.js';
@@ -172,7 +172,9 @@ export class SideEndpointsService {
     return {
       kind: 'stream',
       headers: { ...headers, 'content-type': contentTypeOf(answer, 'application/octet-stream') },
-      stream: answer.body,
+      // The upstream body is not a Node stream (upstream-body.ts): Fastify pipes this one, and
+      // destroys it (aborting the upstream call) if the client goes away.
+      stream: Readable.from(answer.body, { objectMode: false }),
     };
   }
 

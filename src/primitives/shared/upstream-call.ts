@@ -7,6 +7,7 @@
 import { context, propagation } from '@opentelemetry/api';
 import { type Dispatcher, errors as undiciErrors } from 'undici';
 import type { CancelSignal } from '../../lib/cancel-signal.js';
+import { DispatchedBody, type UpstreamBody } from './upstream-body.js';
 
 export interface UpstreamEndpoint {
   /** Connection name, for messages. */
@@ -115,7 +116,7 @@ export function classifyTransportError(error: unknown, endpoint: string): Upstre
 export interface UpstreamResponse {
   status: number;
   headers: Record<string, string | string[] | undefined>;
-  body: Dispatcher.ResponseData['body'];
+  body: UpstreamBody;
 }
 
 export async function callUpstream(
@@ -134,22 +135,90 @@ export async function callUpstream(
   // W3C trace context of the active attempt span (a no-op unless the tracing SDK is running).
   // Added after signing so a signed request's signature covers exactly what it did before.
   propagation.inject(context.active(), headers);
-  try {
-    const response = await endpoint.dispatcher.request({
-      origin: endpoint.origin,
-      path,
-      method: 'POST',
-      headers,
-      body,
-      signal: request.signal,
-      headersTimeout: endpoint.firstByteTimeoutMs,
-      bodyTimeout: endpoint.idleTimeoutMs,
-    });
-    return { status: response.statusCode, headers: response.headers, body: response.body };
-  } catch (error) {
-    if (error instanceof undiciErrors.InvalidArgumentError) throw new NotSentError('gateway', error.message);
-    throw classifyTransportError(error, endpoint.name);
-  }
+  return dispatchCall(endpoint, path, headers, body, request.signal);
+}
+
+/**
+ * POSTs `body` through the connection's pool with undici's dispatch API, and resolves with the
+ * answer's status and headers once they arrive, its body a DispatchedBody (upstream-body.ts) in
+ * place of the Readable `request()` would make. Failures and cancellation behave as `request()`'s:
+ * before the headers the promise rejects (classified); after them the body's reader gets the error.
+ */
+function dispatchCall(
+  endpoint: UpstreamEndpoint,
+  path: string,
+  headers: Record<string, string>,
+  body: string,
+  signal: CancelSignal | undefined,
+): Promise<UpstreamResponse> {
+  return new Promise((resolve, reject) => {
+    let controller: Dispatcher.DispatchController | undefined;
+    let answer: DispatchedBody | undefined;
+    let cancelled: unknown;
+    let listening = false;
+    const stopListening = () => {
+      if (listening) signal!.removeEventListener('abort', onAbort);
+      listening = false;
+    };
+    const fail = (error: unknown) => {
+      stopListening();
+      if (answer) answer.fail(error);
+      else reject(dispatchError(error, endpoint.name));
+    };
+    function onAbort() {
+      cancelled = signal!.reason ?? new undiciErrors.RequestAbortedError();
+      stopListening();
+      // Before the call has a connection, it is aborted when it gets one (as `request()` does).
+      if (controller) controller.abort(cancelled as Error);
+      answer?.fail(cancelled);
+    }
+    if (signal?.aborted) {
+      reject(dispatchError(signal.reason ?? new undiciErrors.RequestAbortedError(), endpoint.name));
+      return;
+    }
+    if (signal) {
+      signal.addEventListener('abort', onAbort);
+      listening = true;
+    }
+    endpoint.dispatcher.dispatch(
+      {
+        origin: endpoint.origin,
+        path,
+        method: 'POST',
+        headers,
+        body,
+        headersTimeout: endpoint.firstByteTimeoutMs,
+        bodyTimeout: endpoint.idleTimeoutMs,
+      },
+      {
+        onRequestStart(started) {
+          controller = started;
+          if (cancelled !== undefined) started.abort(cancelled as Error);
+        },
+        onResponseStart(started, statusCode, responseHeaders) {
+          if (statusCode < 200 || answer) return;
+          answer = new DispatchedBody(started);
+          resolve({ status: statusCode, headers: responseHeaders, body: answer });
+        },
+        onResponseData(_controller, chunk) {
+          answer?.push(chunk);
+        },
+        onResponseEnd() {
+          stopListening();
+          answer?.end();
+        },
+        onResponseError(_controller, error) {
+          fail(error);
+        },
+      },
+    );
+  });
+}
+
+/** A failure before the answer's headers: an argument undici refused was never sent. */
+function dispatchError(error: unknown, endpoint: string): Error {
+  if (error instanceof undiciErrors.InvalidArgumentError) return new NotSentError('gateway', error.message);
+  return classifyTransportError(error, endpoint);
 }
 
 /** Reads a whole (small) response body as JSON; a body that is not JSON is returned as text. */
