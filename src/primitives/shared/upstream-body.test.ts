@@ -2,11 +2,11 @@ import { once } from 'node:events';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Agent, type Dispatcher } from 'undici';
+import { Agent, type Dispatcher, errors as undiciErrors } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ClientGone } from '../../lib/cancel-signal.js';
 import { DispatchedBody, HIGH_WATER_MARK } from './upstream-body.js';
-import { callUpstream, type UpstreamEndpoint, UpstreamFailure } from './upstream-call.js';
+import { callUpstream, NotSentError, type UpstreamEndpoint, UpstreamFailure } from './upstream-call.js';
 
 /** A DispatchController that records what the body asked of it. */
 function fakeController() {
@@ -265,6 +265,32 @@ describe('callUpstream over a real connection', () => {
     })().catch((error: unknown) => error);
     expect(failure).toBeInstanceOf(Error);
     expect(failure).not.toBeInstanceOf(UpstreamFailure);
+  });
+
+  it('refuses a request undici cannot send as not sent, whether the dispatcher reports it or throws it', async () => {
+    let requests = 0;
+    const endpoint = await upstream((_request, response) => {
+      requests++;
+      response.end('{}');
+    });
+    const reported = await callUpstream(endpoint, {
+      path: '/bad',
+      body: {},
+      headers: { 'x-bad': 'a\r\nb' },
+    }).catch((error: unknown) => error);
+    expect(reported).toBeInstanceOf(NotSentError);
+    expect((reported as NotSentError).fault).toBe('gateway');
+    const throwing = {
+      ...endpoint,
+      dispatcher: {
+        dispatch() {
+          throw new undiciErrors.InvalidArgumentError('refused at once');
+        },
+      } as unknown as Dispatcher,
+    };
+    const thrown = await callUpstream(throwing, { path: '/bad', body: {} }).catch((error: unknown) => error);
+    expect(thrown).toBeInstanceOf(NotSentError);
+    expect(requests).toBe(0);
   });
 
   it('rejects as a timeout when no headers come within the first-byte timeout', async () => {

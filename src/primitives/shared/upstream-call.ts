@@ -180,17 +180,9 @@ function dispatchCall(
       signal.addEventListener('abort', onAbort);
       listening = true;
     }
-    endpoint.dispatcher.dispatch(
-      {
-        origin: endpoint.origin,
-        path,
-        method: 'POST',
-        headers,
-        body,
-        headersTimeout: endpoint.firstByteTimeoutMs,
-        bodyTimeout: endpoint.idleTimeoutMs,
-      },
-      {
+    // A dispatcher reports what it refuses through onResponseError; a throw is handled the same way.
+    try {
+      dispatchOn(endpoint, path, headers, body, {
         onRequestStart(started) {
           controller = started;
           if (cancelled !== undefined) started.abort(cancelled as Error);
@@ -210,9 +202,32 @@ function dispatchCall(
         onResponseError(_controller, error) {
           fail(error);
         },
-      },
-    );
+      });
+    } catch (error) {
+      fail(error);
+    }
   });
+}
+
+function dispatchOn(
+  endpoint: UpstreamEndpoint,
+  path: string,
+  headers: Record<string, string>,
+  body: string,
+  handler: Dispatcher.DispatchHandler,
+): void {
+  endpoint.dispatcher.dispatch(
+    {
+      origin: endpoint.origin,
+      path,
+      method: 'POST',
+      headers,
+      body,
+      headersTimeout: endpoint.firstByteTimeoutMs,
+      bodyTimeout: endpoint.idleTimeoutMs,
+    },
+    handler,
+  );
 }
 
 /** A failure before the answer's headers: an argument undici refused was never sent. */
