@@ -171,6 +171,54 @@ describe('pass-through', () => {
     const audit = await auditOfRun(gateway.store, run.id);
     expect(audit[0]!.usage).toMatchObject({ inputTokens: 40, outputTokens: 7 });
   });
+
+  it('a client that reads slowly gets a large stream whole: the upstream waits for it, nothing is lost', async () => {
+    // About 10 MB of events, more than the loopback sockets buffer on both sides: the gateway waits
+    // for the client to drain and leaves the upstream's chunks unread, so its upstream connection is
+    // paused (past 64 KiB queued, upstream-body.ts) until the client reads again. Checked when
+    // written: four pauses and resumes per run; 3.6 MB fitted in the buffers and paused nothing.
+    const words = 'word '.repeat(2_000_000).trim();
+    gateway.simulator.setBehaviour({ text: words, deltas: 3_000 }, { model: `up-${DIRECT}` });
+    const run = await governance.run(50_000_000);
+    const body = messageBody(`m:${DIRECT}`, { stream: true });
+    const payload = JSON.stringify(body);
+    const text = await new Promise<string>((resolve, reject) => {
+      const request = httpRequest(
+        `${gateway.url}/v1/messages`,
+        { method: 'POST', headers: { ...headers(run.id), 'content-length': Buffer.byteLength(payload) } },
+        (response) => {
+          const chunks: Buffer[] = [];
+          let paused = false;
+          response.on('data', (chunk: Buffer) => {
+            chunks.push(chunk);
+            if (!paused) {
+              paused = true;
+              response.pause();
+              setTimeout(() => response.resume(), 500);
+            }
+          });
+          response.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+          response.on('error', reject);
+        },
+      );
+      request.on('error', reject);
+      request.end(payload);
+    });
+    const events = parseSse(text);
+    expect(events.at(-1)!.event).toBe('message_stop');
+    const received = events
+      .filter((event) => event.event === 'content_block_delta')
+      .map((event) => event.data.delta.text)
+      .join('');
+    expect(received).toBe(words);
+    const after = await eventually(async () => {
+      const current = await governance.getRun(run.id);
+      return current.reserved_micros_usd === 0 ? current : undefined;
+    });
+    expect(after.unknown_attempts).toBe(0);
+    const audit = await auditOfRun(gateway.store, run.id);
+    expect(audit[0]).toMatchObject({ state: 'settled', outcome: 'completed' });
+  });
 });
 
 describe('streams that end badly settle as unknown', () => {
