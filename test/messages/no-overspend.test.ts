@@ -46,6 +46,12 @@ const RESERVATION = reservationFor(BODY);
 const COST = priced(PRICE, { input: USAGE.input_tokens, output: USAGE.output_tokens });
 /** Five worst cases fit; after five costs are committed a sixth worst case no longer does. */
 const BUDGET = ADMISSIBLE * RESERVATION + Math.floor(RESERVATION / 2);
+/**
+ * The upstream's latency: how long the admitted calls hold their reservations, the window in which
+ * the sampler must see the Run several times. At 30 ms a fast gateway finished the whole trial
+ * within two samples on PostgreSQL (once in three CI runs of one session).
+ */
+const UPSTREAM_LATENCY_MS = 250;
 
 interface TrialResult {
   statuses: Map<number, number>;
@@ -146,7 +152,7 @@ describe('no overspend [sqlite, one gateway]', () => {
   });
 
   it(`${CALLS} concurrent calls at one Run never overspend`, async () => {
-    gateway.simulator.setBehaviour({ usage: USAGE, latencyMs: 30 }, { model: UPSTREAM });
+    gateway.simulator.setBehaviour({ usage: USAGE, latencyMs: UPSTREAM_LATENCY_MS }, { model: UPSTREAM });
     const governance = new Governance(gateway.url, key);
     const run = await governance.run(BUDGET);
     const result = await trial([gateway.url], key, governance, run.id);
@@ -272,7 +278,7 @@ describePostgres('no overspend [postgres, two gateway processes on one database]
   });
 
   it(`${CALLS} concurrent calls spread over both processes never overspend`, async () => {
-    simulator.setBehaviour({ usage: USAGE, latencyMs: 30 }, { model: UPSTREAM });
+    simulator.setBehaviour({ usage: USAGE, latencyMs: UPSTREAM_LATENCY_MS }, { model: UPSTREAM });
     simulator.clearRequests();
     const governance = new Governance(local.url, secret);
     const run = await governance.run(BUDGET);
