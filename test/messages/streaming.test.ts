@@ -4,7 +4,7 @@
  * event and no message_stop, and settles the attempt as unknown (whole reservation committed); a
  * client that goes away aborts the upstream request and settles as unknown too.
  */
-import { request as httpRequest } from 'node:http';
+import { type ClientRequest, request as httpRequest, type IncomingMessage } from 'node:http';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { SimulatedGateway } from '../support/simulated-gateway.js';
 import {
@@ -67,6 +67,29 @@ async function stream(body: Record<string, unknown>, runId: string) {
   });
   const text = await response.text();
   return { status: response.status, headers: response.headers, text, events: parseSse(text) };
+}
+
+/** POSTs `payload` as a raw node:http request, so the test decides how the answer is read. */
+function postRaw(
+  runId: string,
+  payload: string,
+  onResponse: (response: IncomingMessage) => void,
+): ClientRequest {
+  const request = httpRequest(
+    `${gateway.url}/v1/messages`,
+    { method: 'POST', headers: { ...headers(runId), 'content-length': Buffer.byteLength(payload) } },
+    onResponse,
+  );
+  request.end(payload);
+  return request;
+}
+
+/** The Run once its attempts have settled (nothing reserved). */
+function settledRun(runId: string) {
+  return eventually(async () => {
+    const current = await governance.getRun(runId);
+    return current.reserved_micros_usd === 0 ? current : undefined;
+  });
 }
 
 async function expectUnknownSettlement(runId: string, body: Record<string, unknown>, outcome: RegExp) {
@@ -137,10 +160,7 @@ describe('pass-through', () => {
     expect(text).toBe('one two three four five six');
     expect(result.events[0]!.data.message.model).toBe(`m:${DIRECT}`);
     const expected = priced(PRICE, { input: 120, output: 45, cacheWrite: 30, cacheRead: 200 });
-    const after = await eventually(async () => {
-      const current = await governance.getRun(run.id);
-      return current.reserved_micros_usd === 0 ? current : undefined;
-    });
+    const after = await settledRun(run.id);
     expect(after.committed_micros_usd).toBe(expected);
     expect(after.unknown_attempts).toBe(0);
     const audit = await auditOfRun(gateway.store, run.id);
@@ -163,10 +183,7 @@ describe('pass-through', () => {
     const run = await governance.run(1_000_000);
     const result = await stream(messageBody('m:compat.chat-embeddings.v1', { stream: true }), run.id);
     expect(result.events.map((event) => event.event).at(-1)).toBe('message_stop');
-    const after = await eventually(async () => {
-      const current = await governance.getRun(run.id);
-      return current.reserved_micros_usd === 0 ? current : undefined;
-    });
+    const after = await settledRun(run.id);
     expect(after.committed_micros_usd).toBe(priced(PRICE, { input: 40, output: 7 }));
     const audit = await auditOfRun(gateway.store, run.id);
     expect(audit[0]!.usage).toMatchObject({ inputTokens: 40, outputTokens: 7 });
@@ -183,26 +200,21 @@ describe('pass-through', () => {
     const body = messageBody(`m:${DIRECT}`, { stream: true });
     const payload = JSON.stringify(body);
     const text = await new Promise<string>((resolve, reject) => {
-      const request = httpRequest(
-        `${gateway.url}/v1/messages`,
-        { method: 'POST', headers: { ...headers(run.id), 'content-length': Buffer.byteLength(payload) } },
-        (response) => {
-          const chunks: Buffer[] = [];
-          let paused = false;
-          response.on('data', (chunk: Buffer) => {
-            chunks.push(chunk);
-            if (!paused) {
-              paused = true;
-              response.pause();
-              setTimeout(() => response.resume(), 500);
-            }
-          });
-          response.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
-          response.on('error', reject);
-        },
-      );
+      const request = postRaw(run.id, payload, (response) => {
+        const chunks: Buffer[] = [];
+        let paused = false;
+        response.on('data', (chunk: Buffer) => {
+          chunks.push(chunk);
+          if (!paused) {
+            paused = true;
+            response.pause();
+            setTimeout(() => response.resume(), 500);
+          }
+        });
+        response.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+        response.on('error', reject);
+      });
       request.on('error', reject);
-      request.end(payload);
     });
     const events = parseSse(text);
     expect(events.at(-1)!.event).toBe('message_stop');
@@ -211,10 +223,7 @@ describe('pass-through', () => {
       .map((event) => event.data.delta.text)
       .join('');
     expect(received).toBe(words);
-    const after = await eventually(async () => {
-      const current = await governance.getRun(run.id);
-      return current.reserved_micros_usd === 0 ? current : undefined;
-    });
+    const after = await settledRun(run.id);
     expect(after.unknown_attempts).toBe(0);
     const audit = await auditOfRun(gateway.store, run.id);
     expect(audit[0]).toMatchObject({ state: 'settled', outcome: 'completed' });
@@ -265,25 +274,20 @@ describe('streams that end badly settle as unknown', () => {
     const body = messageBody(`m:${DIRECT}`, { stream: true });
     const payload = JSON.stringify(body);
     const disconnectedAt = await new Promise<number>((resolve, reject) => {
-      const request = httpRequest(
-        `${gateway.url}/v1/messages`,
-        { method: 'POST', headers: { ...headers(run.id), 'content-length': Buffer.byteLength(payload) } },
-        (response) => {
-          let received = '';
-          response.on('data', (chunk: Buffer) => {
-            received += chunk.toString('utf8');
-            if (received.includes('content_block_delta')) {
-              request.destroy();
-              resolve(Date.now());
-            }
-          });
-          response.on('error', () => undefined);
-        },
-      );
+      const request = postRaw(run.id, payload, (response) => {
+        let received = '';
+        response.on('data', (chunk: Buffer) => {
+          received += chunk.toString('utf8');
+          if (received.includes('content_block_delta')) {
+            request.destroy();
+            resolve(Date.now());
+          }
+        });
+        response.on('error', () => undefined);
+      });
       request.on('error', (error) => {
         if (!request.destroyed) reject(error);
       });
-      request.end(payload);
     });
     const recorded = await eventually(
       () => {

@@ -65,7 +65,8 @@ export class DispatchedBody implements UpstreamBody {
   end(): void {
     if (this.state !== 'open') return;
     this.state = 'ended';
-    if (this.waiting && this.queue.length === 0) this.settleWaiting();
+    // A waiting reader means nothing is queued (push hands a chunk straight to it).
+    this.settleWaiting();
   }
 
   /** The call failed after its headers: what is queued is dropped and the reader gets `error`. */

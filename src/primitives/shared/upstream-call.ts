@@ -163,7 +163,7 @@ function dispatchCall(
     const fail = (error: unknown) => {
       stopListening();
       if (answer) answer.fail(error);
-      else reject(dispatchError(error, endpoint.name));
+      else reject(failureBeforeAnswer(error, endpoint.name));
     };
     function onAbort() {
       cancelled = signal!.reason ?? new undiciErrors.RequestAbortedError();
@@ -173,7 +173,7 @@ function dispatchCall(
       answer?.fail(cancelled);
     }
     if (signal?.aborted) {
-      reject(dispatchError(signal.reason ?? new undiciErrors.RequestAbortedError(), endpoint.name));
+      reject(failureBeforeAnswer(signal.reason ?? new undiciErrors.RequestAbortedError(), endpoint.name));
       return;
     }
     if (signal) {
@@ -230,8 +230,11 @@ function dispatchOn(
   );
 }
 
-/** A failure before the answer's headers: an argument undici refused was never sent. */
-function dispatchError(error: unknown, endpoint: string): Error {
+/**
+ * A failure before the answer's headers, as callUpstream and callUpstreamRaw report it: an argument
+ * undici refused was never sent; anything else is classified by what the upstream may have seen.
+ */
+export function failureBeforeAnswer(error: unknown, endpoint: string): Error {
   if (error instanceof undiciErrors.InvalidArgumentError) return new NotSentError('gateway', error.message);
   return classifyTransportError(error, endpoint);
 }

@@ -7,11 +7,9 @@
 
 import { Readable } from 'node:stream';
 import { context, propagation } from '@opentelemetry/api';
-import { errors as undiciErrors } from 'undici';
 import type { CancelSignal } from '../../lib/cancel-signal.js';
 import {
-  classifyTransportError,
-  NotSentError,
+  failureBeforeAnswer,
   notSentError,
   type UpstreamEndpoint,
   type UpstreamResponse,
@@ -55,8 +53,7 @@ export async function callUpstreamRaw(
     });
     return { status: response.statusCode, headers: response.headers, body: response.body };
   } catch (error) {
-    if (error instanceof undiciErrors.InvalidArgumentError) throw new NotSentError('gateway', error.message);
-    throw classifyTransportError(error, endpoint.name);
+    throw failureBeforeAnswer(error, endpoint.name);
   }
 }
 
