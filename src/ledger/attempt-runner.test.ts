@@ -6,6 +6,8 @@
  * writer sends it with the end of the response in one write.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer, get, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
@@ -68,14 +70,18 @@ let ledger: Ledger;
 let runner: AttemptRunner;
 /** Attempt ids whose settlement the store has committed, in order. */
 let settled: string[];
+/** Runs as each settlement starts (before its commit). */
+let beforeSettle: () => void;
 
 beforeEach(async () => {
   folder = mkdtempSync(join(tmpdir(), 'svc-runner-'));
   store = new SqliteStore({ path: join(folder, 'svc.db'), synchronous: 'normal' });
   await store.migrate();
   settled = [];
+  beforeSettle = () => {};
   const settle = store.settle.bind(store);
   store.settle = async (input: SettleInput) => {
+    beforeSettle();
     await settle(input);
     settled.push(input.attemptId);
   };
@@ -133,6 +139,39 @@ describe('the last text of a stream', () => {
     expect(await stream.next()).toEqual({ text: 'event: message_stop\n\n', settled: false });
     expect(await stream.next()).toBeUndefined();
     expect(settled).toEqual([stream.attemptId]);
+  });
+
+  it('served alone: a stream that arrived in one read is on the client socket before its settlement commits', async () => {
+    // Node's http corks a response's socket until the next tick; a settlement committed in the
+    // same turn as the write would hold the stream's first bytes behind its commit.
+    const stream = await openStream();
+    stream.body.end('event: content_block_delta\n\nevent: message_stop\n\n');
+    let unsentAtSettlement = -1;
+    const server = createServer(async (_request, response: ServerResponse) => {
+      beforeSettle = () => {
+        unsentAtSettlement = response.socket!.writableLength;
+      };
+      for (let step = await stream.next(); step; step = await stream.next()) response.write(step.text);
+      response.end();
+    });
+    await new Promise<void>((listening) => server.listen(0, '127.0.0.1', listening));
+    try {
+      const { port } = server.address() as AddressInfo;
+      const received = await new Promise<string>((done, failed) => {
+        get({ host: '127.0.0.1', port }, (answer) => {
+          let text = '';
+          answer.on('data', (chunk: Buffer) => {
+            text += chunk.toString();
+          });
+          answer.on('end', () => done(text));
+        }).on('error', failed);
+      });
+      expect(received).toBe('event: content_block_delta\n\nevent: message_stop\n\n');
+      expect(settled).toEqual([stream.attemptId]);
+      expect(unsentAtSettlement).toBe(0);
+    } finally {
+      server.close();
+    }
   });
 
   it('among other calls: the finishing text comes last, after the settlement is in the store', async () => {

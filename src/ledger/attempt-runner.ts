@@ -128,6 +128,14 @@ type Opened =
 
 const NOTHING = 0;
 
+/**
+ * Resolves once the writes made in this turn have left: a response's socket is corked until the
+ * next tick (Node's http), and setImmediate runs after every tick and the poll for I/O.
+ */
+function afterWrites(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
+}
+
 function settlementOf(
   outcome: Settlement['outcome'],
   httpStatus: number | null,
@@ -491,7 +499,10 @@ export class AttemptRunner {
    * writer then writes it and ends the response in the same turn, so the socket sends both in one
    * write instead of two. Under load that write is about a tenth of a short stream's CPU; the text
    * waits for the group commit its settlement joins. A call served alone writes its text at once,
-   * so its first bytes never wait for its own settlement (docs/performance.md, "Seventeenth round").
+   * and its settlement waits a turn for that text to leave: Node corks a response's socket until
+   * the next tick, so a settlement committed in the same turn (at once, when alone) would hold the
+   * first bytes of a stream that arrived in one read behind its own commit (docs/performance.md,
+   * "Seventeenth round" and "Twenty-first round").
    */
   private async *pipe(
     attempt: Attempt,
@@ -507,13 +518,18 @@ export class AttemptRunner {
     // The last text, held for the settlement; holding starts when the reader finishes among other calls.
     let last = '';
     let holding = false;
+    // Whether text went to the client unheld (the settlement then waits for it to leave).
+    let sent = false;
     this.holdLease(attempt);
     try {
       for await (const chunk of response.body) {
         const text = reader.push(chunk as Buffer);
         holding ||= reader.finished() && this.ledger.openAttempts > 1;
         if (holding) last += text;
-        else if (text) yield text;
+        else if (text) {
+          sent = true;
+          yield text;
+        }
       }
       upstreamEnded = true;
       const ending = reader.end();
@@ -521,7 +537,10 @@ export class AttemptRunner {
       const text = complete ? ending.text : ending.text + reader.interrupted(undefined);
       holding ||= this.ledger.openAttempts > 1;
       if (holding) last += text;
-      else if (text) yield text;
+      else if (text) {
+        sent = true;
+        yield text;
+      }
     } catch (error) {
       upstreamEnded = true;
       // Only the client's departure aborts the upstream request before `finally`.
@@ -529,10 +548,14 @@ export class AttemptRunner {
       protocol = !(error instanceof UpstreamFailure);
       const text = clientGone ? '' : last + reader.interrupted(error);
       last = '';
-      if (text) yield text;
+      if (text) {
+        sent = true;
+        yield text;
+      }
     } finally {
       this.streaming.delete(attempt);
       if (!upstreamEnded) clientGone = true;
+      if (sent && !holding && !clientGone) await afterWrites();
       const usage = reader.usage();
       if (complete && usage) {
         await attempt.settle(settlementOf('completed', 200, null, reader.cost(usage), usage));
