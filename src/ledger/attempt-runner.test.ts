@@ -1,9 +1,10 @@
 /**
  * The attempt runner's stream pipe: when the last text of a stream goes out relative to its
- * settlement. Served alone, every text is yielded as it comes (a call's bytes never wait for its
- * own settlement); while the process serves other calls, the text that finishes the stream is
- * yielded only once the settlement is in the store, as the generator's last value, so the client
- * writer sends it with the end of the response in one write.
+ * settlement. Served alone, every text is yielded as it comes and leaves the socket before the
+ * settlement commits (a call's bytes never wait for its own settlement); while the process serves
+ * other calls, the text that finishes the stream is yielded only once the settlement is in the
+ * store, as the generator's last value, so the client writer sends it with the end of the response
+ * in one write.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, get, type ServerResponse } from 'node:http';
