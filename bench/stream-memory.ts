@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { request } from 'undici';
 import { startSimulator } from '../src/simulator/server.js';
+import { freePort, gatewayConfig } from './harness.js';
 
 const CHUNKS = 1000;
 const STREAMS = 20;
@@ -26,23 +27,18 @@ async function main() {
   const simulator = await startSimulator({ port: 0 });
   simulator.setBehaviour({ deltas: CHUNKS, eventDelayMs: 10, text: 'token '.repeat(CHUNKS) });
   const folder = mkdtempSync(join(tmpdir(), 'svc-stream-memory-'));
-  const port = 9311;
+  const port = await freePort();
+  // The benchmark's gateway (bench/harness.ts): `bench-chat` is the simulator's chat-completions wire.
   writeFileSync(
     join(folder, 'svc.yaml'),
-    `listen: { host: 127.0.0.1, port: ${port} }
-store: { kind: sqlite, sqlite: { path: ${join(folder, 'svc.db')} } }
-logging: { level: warn }
-quickstart: { key_file: ${join(folder, 'key.txt')}, project: prj_bench }
-projects:
-  - id: prj_bench
-    runs: { default_budget_micros_usd: 1000000000, max_budget_micros_usd: 1000000000, default_ttl_seconds: 3600, max_ttl_seconds: 3600 }
-    rate_limit: { requests_per_second: 1000, burst: 1000 }
-connections:
-  - { name: sim-chat, profile: compat.chat-embeddings.v1, base_url: "${simulator.url}/v1", auth: { scheme: none } }
-models:
-  - alias: bench-chat
-    targets: [{ connection: sim-chat, model: sim-chat-1, price: { input_per_mtok_micros: 1, output_per_mtok_micros: 1 } }]
-`,
+    gatewayConfig({
+      folder,
+      name: 'stream-memory',
+      port,
+      simulatorPort: Number(new URL(simulator.url).port),
+      store: `{ kind: sqlite, sqlite: { path: ${join(folder, 'svc.db')} } }`,
+      logLevel: 'warn',
+    }),
   );
   const gateway: ChildProcess = spawn(
     process.execPath,
