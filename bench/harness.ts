@@ -318,9 +318,33 @@ async function warmSequentially(
   for (let index = 0; index < calls; index++) await postAndRead(url, headers, payload);
 }
 
+/** What a sequential call is timed until: its whole answer read, or its first content_block_delta. */
+export type Until = 'answer' | 'first_token';
+
+/** One call, timed with hrtime, in ms. */
+async function timedCall(
+  url: string,
+  headers: Record<string, string>,
+  payload: string,
+  until: Until,
+): Promise<number> {
+  const started = process.hrtime.bigint();
+  const elapsed = () => Number(process.hrtime.bigint() - started) / 1e6;
+  if (until === 'answer') {
+    await postAndRead(url, headers, payload);
+    return elapsed();
+  }
+  const response = await undiciRequest(url, { method: 'POST', headers, body: payload });
+  let first = 0;
+  for await (const chunk of response.body) {
+    if (!first && chunk.toString().includes('content_block_delta')) first = elapsed();
+  }
+  return first;
+}
+
 /**
- * Sequential calls (concurrency 1), timed with hrtime, in ms, after C1_WARM_UP_CALLS untimed ones;
- * `pid`: the serving process, for its CPU per call.
+ * Sequential calls (concurrency 1), each timed until `until`, after C1_WARM_UP_CALLS untimed ones;
+ * `pid`: the serving process, for its CPU per call (per whole stream for the first token).
  */
 export async function sequentialLatency(
   url: string,
@@ -328,42 +352,12 @@ export async function sequentialLatency(
   payload: string,
   samples: number,
   pid?: number,
+  until: Until = 'answer',
 ): Promise<Histogram> {
   await warmSequentially(url, headers, payload, C1_WARM_UP_CALLS);
   const cpuBefore = pid === undefined ? 0 : cpuSeconds(pid);
   const timings: number[] = [];
-  for (let index = 0; index < samples; index++) {
-    const started = process.hrtime.bigint();
-    await postAndRead(url, headers, payload);
-    timings.push(Number(process.hrtime.bigint() - started) / 1e6);
-  }
-  return withCpu(histogram(timings), pid, cpuBefore, samples);
-}
-
-/**
- * Sequential streaming calls, after C1_WARM_UP_CALLS untimed ones: ms until the first
- * content_block_delta arrived; `pid`: the serving process, for its CPU per (whole) stream.
- */
-export async function firstTokenLatency(
-  url: string,
-  headers: Record<string, string>,
-  payload: string,
-  samples: number,
-  pid?: number,
-): Promise<Histogram> {
-  await warmSequentially(url, headers, payload, C1_WARM_UP_CALLS);
-  const cpuBefore = pid === undefined ? 0 : cpuSeconds(pid);
-  const timings: number[] = [];
-  for (let index = 0; index < samples; index++) {
-    const started = process.hrtime.bigint();
-    const response = await undiciRequest(url, { method: 'POST', headers, body: payload });
-    let first = 0;
-    for await (const chunk of response.body) {
-      if (!first && chunk.toString().includes('content_block_delta'))
-        first = Number(process.hrtime.bigint() - started) / 1e6;
-    }
-    timings.push(first);
-  }
+  for (let index = 0; index < samples; index++) timings.push(await timedCall(url, headers, payload, until));
   return withCpu(histogram(timings), pid, cpuBefore, samples);
 }
 

@@ -38,7 +38,6 @@ import {
   callHeaders,
   createRun,
   DURATION,
-  firstTokenLatency,
   freePort,
   type GatewayAddress,
   gatewayConfig,
@@ -298,28 +297,31 @@ async function measureOnce(world: World): Promise<Figures> {
     });
   const tokenSamples = Math.max(100, Math.floor(SAMPLES / 10));
   if (want('first_token')) {
-    figures.first_token_direct = await firstTokenLatency(
+    figures.first_token_direct = await sequentialLatency(
       `${directUrl}/v1/messages`,
       PLAIN,
       messagesBody(true),
       tokenSamples,
       world.simulatorPid,
+      'first_token',
     );
-    figures.first_token_bare = await firstTokenLatency(
+    figures.first_token_bare = await sequentialLatency(
       bareUrl,
       PLAIN,
       messagesBody(true),
       tokenSamples,
       bare.pid,
+      'first_token',
     );
   }
   if (want('first_token'))
-    figures.first_token_sqlite = await firstTokenLatency(
+    figures.first_token_sqlite = await sequentialLatency(
       sqliteUrl,
       callHeaders(sqlite, sqliteRun),
       messagesBody(true),
       tokenSamples,
       sqlite.process.pid,
+      'first_token',
     );
   if (world.postgres && want('pg')) {
     const { postgres, replica, runs } = await startPostgresPair(world.postgres);
