@@ -40,126 +40,112 @@ interface Row {
 }
 
 const ms = (value: number) => `${value.toFixed(2)} ms`;
+const added = (value: number) => `+${ms(value)}`;
+const count = (value: number) => String(value);
+const megabytes = (value: number) => `${value.toFixed(0)} MB`;
 const hist = (h: Histogram) =>
   `${h.p50.toFixed(2)} / ${h.p90.toFixed(2)} / ${h.p99.toFixed(2)} / ${h.p999.toFixed(2)} / ${h.max.toFixed(1)}${h.cpuMsPerCall === undefined ? '' : `   CPU ${h.cpuMsPerCall.toFixed(3)}`}`;
+
+/** A figure's target: how it reads in the table, and whether the ratio (or the gateway's own value) meets it. */
+interface Target {
+  text: string;
+  met(ratio: number, gateway: number): boolean;
+}
+const atLeast = (bound: number): Target => ({ text: `>= ${bound}`, met: (ratio) => ratio >= bound });
+const atMost = (bound: number): Target => ({ text: `<= ${bound}`, met: (ratio) => ratio <= bound });
+
+/** One row: the gateway's value against the reference's, both shown by `show`; no target: '(none)'. */
+function compared(
+  figure: string,
+  gateway: number,
+  reference: number,
+  show: (value: number) => string,
+  target?: Target,
+): Row {
+  const ratio = gateway / reference;
+  return {
+    figure,
+    gateway: show(gateway),
+    reference: show(reference),
+    ratio,
+    target: target?.text ?? '(none)',
+    ...(target && { met: target.met(ratio, gateway) }),
+  };
+}
 
 export function report(
   f: Figures,
   run: { seconds: number; samples: number; repeat: number; logLevel: string },
 ): void {
   const out = (text = '') => process.stdout.write(`${text}\n`);
-  const addedGateway = f.first_token_sqlite.p50 - f.first_token_direct.p50;
-  const addedBare = f.first_token_bare.p50 - f.first_token_direct.p50;
+  const addedTo = (h: Histogram, direct: Histogram) => h.p50 - direct.p50;
   const rows: Row[] = [
-    {
-      figure: 'calls/s at c64 (SQLite, Run attached)',
-      gateway: String(f.sqlite_c64.perSecond),
-      reference: String(f.bare_c64.perSecond),
-      ratio: f.sqlite_c64.perSecond / f.bare_c64.perSecond,
-      target: '>= 0.45',
-      met: f.sqlite_c64.perSecond / f.bare_c64.perSecond >= 0.45,
-    },
-    {
-      figure: 'CPU per call at c64',
-      gateway: ms(f.sqlite_c64.cpuMsPerCall),
-      reference: ms(f.bare_c64.cpuMsPerCall),
-      ratio: f.sqlite_c64.cpuMsPerCall / f.bare_c64.cpuMsPerCall,
-      target: '<= 2.2',
-      met: f.sqlite_c64.cpuMsPerCall / f.bare_c64.cpuMsPerCall <= 2.2,
-    },
-    {
-      figure: 'added latency at c1, p50 (over direct)',
-      gateway: `+${ms(f.sqlite_c1.p50 - f.direct_c1.p50)}`,
-      reference: `+${ms(f.bare_c1.p50 - f.direct_c1.p50)}`,
-      ratio: (f.sqlite_c1.p50 - f.direct_c1.p50) / (f.bare_c1.p50 - f.direct_c1.p50),
-      target: '(none)',
-    },
-    {
-      figure: 'latency at c1, p99',
-      gateway: ms(f.sqlite_c1.p99),
-      reference: ms(f.bare_c1.p99),
-      ratio: f.sqlite_c1.p99 / f.bare_c1.p99,
-      target: '<= 3',
-      met: f.sqlite_c1.p99 / f.bare_c1.p99 <= 3,
-    },
-    {
-      figure: 'streams/s at c16 (20 deltas)',
-      gateway: String(f.streams_sqlite_c16.perSecond),
-      reference: String(f.streams_bare_c16.perSecond),
-      ratio: f.streams_sqlite_c16.perSecond / f.streams_bare_c16.perSecond,
-      target: '>= 0.6',
-      met: f.streams_sqlite_c16.perSecond / f.streams_bare_c16.perSecond >= 0.6,
-    },
-    {
-      figure: 'first token added at c1, p50',
-      gateway: `+${ms(addedGateway)}`,
-      reference: `+${ms(addedBare)}`,
-      ratio: addedGateway / addedBare,
-      target: '<= 2',
-      met: addedGateway / addedBare <= 2,
-    },
-    {
-      figure: 'peak RSS',
-      gateway: `${f.rss_sqlite.toFixed(0)} MB`,
-      reference: `${f.rss_bare.toFixed(0)} MB`,
-      ratio: f.rss_sqlite / f.rss_bare,
-      target: '<= 160 MB',
-      met: f.rss_sqlite <= 160,
-    },
-    {
-      figure: 'messages-to-chat translation: calls/s at c64',
-      gateway: String(f.chat_c64.perSecond),
-      reference: String(f.bare_c64.perSecond),
-      ratio: f.chat_c64.perSecond / f.bare_c64.perSecond,
-      target: '(none)',
-    },
-    {
-      figure: 'messages-to-chat translation: added at c1, p50',
-      gateway: `+${ms(f.chat_c1.p50 - f.direct_c1.p50)}`,
-      reference: `+${ms(f.bare_c1.p50 - f.direct_c1.p50)}`,
-      ratio: (f.chat_c1.p50 - f.direct_c1.p50) / (f.bare_c1.p50 - f.direct_c1.p50),
-      target: '(none)',
-    },
+    compared(
+      'calls/s at c64 (SQLite, Run attached)',
+      f.sqlite_c64.perSecond,
+      f.bare_c64.perSecond,
+      count,
+      atLeast(0.45),
+    ),
+    compared('CPU per call at c64', f.sqlite_c64.cpuMsPerCall, f.bare_c64.cpuMsPerCall, ms, atMost(2.2)),
+    compared(
+      'added latency at c1, p50 (over direct)',
+      addedTo(f.sqlite_c1, f.direct_c1),
+      addedTo(f.bare_c1, f.direct_c1),
+      added,
+    ),
+    compared('latency at c1, p99', f.sqlite_c1.p99, f.bare_c1.p99, ms, atMost(3)),
+    compared(
+      'streams/s at c16 (20 deltas)',
+      f.streams_sqlite_c16.perSecond,
+      f.streams_bare_c16.perSecond,
+      count,
+      atLeast(0.6),
+    ),
+    compared(
+      'first token added at c1, p50',
+      addedTo(f.first_token_sqlite, f.first_token_direct),
+      addedTo(f.first_token_bare, f.first_token_direct),
+      added,
+      atMost(2),
+    ),
+    compared('peak RSS', f.rss_sqlite, f.rss_bare, megabytes, {
+      text: '<= 160 MB',
+      met: (_ratio, gateway) => gateway <= 160,
+    }),
+    compared(
+      'messages-to-chat translation: calls/s at c64',
+      f.chat_c64.perSecond,
+      f.bare_c64.perSecond,
+      count,
+    ),
+    compared(
+      'messages-to-chat translation: added at c1, p50',
+      addedTo(f.chat_c1, f.direct_c1),
+      addedTo(f.bare_c1, f.direct_c1),
+      added,
+    ),
   ];
   if (f.pg_one_run_c64 && f.pg_runs64_c64 && f.pg_no_run_c64) {
+    const oneRun = f.pg_one_run_c64;
     rows.push(
-      {
-        figure: 'PostgreSQL calls/s at c64, no Run',
-        gateway: String(f.pg_no_run_c64.perSecond),
-        reference: String(f.bare_c64.perSecond),
-        ratio: f.pg_no_run_c64.perSecond / f.bare_c64.perSecond,
-        target: '(none)',
-      },
-      {
-        figure: 'PostgreSQL calls/s at c64, 64 Runs',
-        gateway: String(f.pg_runs64_c64.perSecond),
-        reference: String(f.bare_c64.perSecond),
-        ratio: f.pg_runs64_c64.perSecond / f.bare_c64.perSecond,
-        target: '(none)',
-      },
-      {
-        figure: 'PostgreSQL one Run / 64 Runs (calls/s at c64)',
-        gateway: String(f.pg_one_run_c64.perSecond),
-        reference: String(f.pg_runs64_c64.perSecond),
-        ratio: f.pg_one_run_c64.perSecond / f.pg_runs64_c64.perSecond,
-        target: '>= 0.7',
-        met: f.pg_one_run_c64.perSecond / f.pg_runs64_c64.perSecond >= 0.7,
-      },
-      {
-        figure: 'PostgreSQL one Run / SQLite (calls/s at c64)',
-        gateway: String(f.pg_one_run_c64.perSecond),
-        reference: String(f.sqlite_c64.perSecond),
-        ratio: f.pg_one_run_c64.perSecond / f.sqlite_c64.perSecond,
-        target: '>= 0.6',
-        met: f.pg_one_run_c64.perSecond / f.sqlite_c64.perSecond >= 0.6,
-      },
-      {
-        figure: 'PostgreSQL CPU per call at c64, one Run',
-        gateway: ms(f.pg_one_run_c64.cpuMsPerCall),
-        reference: ms(f.bare_c64.cpuMsPerCall),
-        ratio: f.pg_one_run_c64.cpuMsPerCall / f.bare_c64.cpuMsPerCall,
-        target: '(none)',
-      },
+      compared('PostgreSQL calls/s at c64, no Run', f.pg_no_run_c64.perSecond, f.bare_c64.perSecond, count),
+      compared('PostgreSQL calls/s at c64, 64 Runs', f.pg_runs64_c64.perSecond, f.bare_c64.perSecond, count),
+      compared(
+        'PostgreSQL one Run / 64 Runs (calls/s at c64)',
+        oneRun.perSecond,
+        f.pg_runs64_c64.perSecond,
+        count,
+        atLeast(0.7),
+      ),
+      compared(
+        'PostgreSQL one Run / SQLite (calls/s at c64)',
+        oneRun.perSecond,
+        f.sqlite_c64.perSecond,
+        count,
+        atLeast(0.6),
+      ),
+      compared('PostgreSQL CPU per call at c64, one Run', oneRun.cpuMsPerCall, f.bare_c64.cpuMsPerCall, ms),
     );
   }
   out(
