@@ -9,6 +9,7 @@
 import { POSTGRES_FILES_MIGRATION } from './files-migration.js';
 import { POSTGRES_MIGRATION_JOBS_RESOURCES } from './migration-jobs-resources.js';
 import { POSTGRES_MIGRATION_KEYS_CAPS } from './migration-keys-caps.js';
+import { POSTGRES_MIGRATION_LEDGER_FUNCTIONS } from './migration-ledger-functions.js';
 import { POSTGRES_MIGRATION_RATE_BUCKETS } from './migration-rate-buckets.js';
 import { POSTGRES_MIGRATION_REPORT_ROLLUPS } from './migration-report-rollups.js';
 import { POSTGRES_MIGRATION_REPORTS } from './migration-reports.js';
@@ -180,4 +181,5 @@ CREATE TRIGGER audit_append_only_truncate BEFORE TRUNCATE ON audit
   POSTGRES_MIGRATION_REPORTS,
   POSTGRES_MIGRATION_KEYS_CAPS,
   POSTGRES_MIGRATION_REPORT_ROLLUPS,
+  POSTGRES_MIGRATION_LEDGER_FUNCTIONS,
 ];

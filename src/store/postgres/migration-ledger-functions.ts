@@ -1,0 +1,123 @@
+/**
+ * PostgreSQL migration 9 (issue 16): the ledger's one-statement batches (ledger-at-once.ts) as two
+ * PL/pgSQL functions, so the database plans them once per connection instead of once per batch.
+ *
+ * Sent as unnamed statements, the two were parsed, analysed and planned at every batch: about 40 %
+ * of the database's CPU per call under load, beside 25 % to run them. Named prepared statements
+ * would plan once, but PostgreSQL fixes a prepared statement's generic plan after five executions
+ * and keeps it: made while `attempts` is nearly empty (a new database, the first calls), that plan
+ * scanned the table and cost five times the CPU per call once it had grown (docs/performance.md,
+ * "Twenty-first round"). A function's statements are prepared the same way, but a function can
+ * carry its own settings: `plan_cache_mode = force_generic_plan` plans each statement once per
+ * connection, and `enable_seqscan = off` keeps that plan on the primary keys whatever the tables
+ * held when it was made. The settings hold only while the function runs.
+ *
+ * The statements are those ledger-at-once.ts sent before, unchanged but for their results:
+ * - svc_reserve_at_once returns how many attempts it inserted (all of the batch, or none);
+ * - svc_settle_at_once returns the ids of the attempts it settled.
+ * Each runs as the one statement that calls it (autocommit), so a batch is still one transaction.
+ */
+import { settlementAmountsSql } from '../rules.js';
+import { ATTEMPT_COLUMNS, AUDIT_COLUMNS } from './ledger-columns.js';
+
+/** The settings each function runs with, as SET clauses of its definition. */
+export const LEDGER_FUNCTION_SETTINGS: ReadonlyArray<readonly [string, string]> = [
+  ['plan_cache_mode', 'force_generic_plan'],
+  ['enable_seqscan', 'off'],
+];
+const SETTINGS = LEDGER_FUNCTION_SETTINGS.map(([name, value]) => `SET ${name} = ${value}`).join(' ');
+const AMOUNTS = settlementAmountsSql('d.state', 'a.reservation', 'd.cost');
+
+/** A function's statement: its parameters' types and its data-modifying CTEs, whose last is `done`. */
+export interface LedgerStatement {
+  parameters: string;
+  ctes: string;
+}
+
+/** The reservation batch; `done` returns one row per attempt inserted. */
+export const RESERVE_AT_ONCE: LedgerStatement = {
+  parameters: `text[], text[], text[], text[], bigint[], timestamptz[], text[], text[], text[], text[], text[], text[],
+  timestamptz[], text[], bigint, text, text, timestamptz`,
+  // A key whose limits name any cap leaves the batch to ledger-batch.ts, which reads them (a managed
+  // key without caps stores '{}'). The Run must outlive the latest 'now' of the batch.
+  ctes: `WITH capped AS (
+    SELECT 1 FROM gateway_keys WHERE id = ANY($14) AND limits IS NOT NULL AND limits <> '{}'::jsonb
+  ), reserved AS (
+    UPDATE runs SET reserved = reserved + $15
+    WHERE id = $16 AND project_id = $17 AND status = 'active' AND expires_at > $18
+      AND committed + reserved + $15 <= budget AND NOT EXISTS (SELECT 1 FROM capped)
+    RETURNING id
+  ), done AS (
+    INSERT INTO attempts (${ATTEMPT_COLUMNS})
+    SELECT id, project_id, key_id, run_id, 'reserved', reservation, lease_expires_at, owner, endpoint, alias,
+      connection, profile, upstream_model, created_at, NULL
+    FROM unnest($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
+      AS d(id, project_id, key_id, run_id, reservation, lease_expires_at, owner, endpoint, alias, connection,
+        profile, upstream_model, created_at)
+    WHERE NOT EXISTS (SELECT 1 FROM capped) AND ($16 IS NULL OR EXISTS (SELECT 1 FROM reserved))
+    RETURNING id
+  )`,
+};
+
+/** The settlement batch; `done` returns the id of each attempt settled. */
+export const SETTLE_AT_ONCE: LedgerStatement = {
+  parameters:
+    'text[], text[], bigint[], timestamptz[], text[], bigint[], bigint[], bigint[], bigint[], int[], bigint[]',
+  ctes: `WITH d AS (
+    SELECT * FROM unnest($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
+      WITH ORDINALITY AS d(id, state, cost, settled_at, outcome, input_tokens, output_tokens,
+        cache_creation_input_tokens, cache_read_input_tokens, http_status, duration_ms, position)
+  ), locked AS MATERIALIZED (
+    SELECT id, state = 'reserved' AND cap_counters IS NULL AS open
+    FROM attempts WHERE id = ANY($1) ORDER BY id FOR UPDATE
+  ), settled AS (
+    UPDATE attempts a SET state = d.state, cost = ${AMOUNTS.commit}, settled_at = d.settled_at, outcome = d.outcome
+    FROM d JOIN locked ON locked.id = d.id WHERE a.id = locked.id AND locked.open
+    RETURNING a.id, a.project_id, a.key_id, a.run_id, a.endpoint, a.alias, a.connection, a.profile,
+      a.upstream_model, a.state, a.reservation, a.cost, a.created_at, a.settled_at, a.outcome, d.position,
+      d.input_tokens, d.output_tokens, d.cache_creation_input_tokens, d.cache_read_input_tokens,
+      d.http_status, d.duration_ms, ${AMOUNTS.overrun} AS overrun, ${AMOUNTS.unknown} AS unknown
+  ), locked_runs AS (
+    SELECT id FROM runs WHERE id IN (SELECT run_id FROM settled) ORDER BY id FOR UPDATE
+  ), runs_settled AS (
+    UPDATE runs SET reserved = runs.reserved - s.reserved, committed = runs.committed + s.commit,
+      overrun = runs.overrun + s.overrun, unknown_attempts = runs.unknown_attempts + s.unknown
+    FROM (SELECT run_id, sum(reservation) AS reserved, sum(cost) AS commit, sum(overrun) AS overrun,
+            sum(unknown) AS unknown
+          FROM settled WHERE run_id IS NOT NULL GROUP BY run_id) s
+    WHERE runs.id = s.run_id AND runs.id IN (SELECT id FROM locked_runs)
+  ), done AS (
+    INSERT INTO audit (${AUDIT_COLUMNS})
+    SELECT id, project_id, key_id, run_id, endpoint, alias, connection, profile, upstream_model, state, reservation,
+      cost, input_tokens, output_tokens, cache_creation_input_tokens, cache_read_input_tokens, outcome, http_status,
+      duration_ms, overrun > 0, created_at, settled_at
+    FROM settled ORDER BY position
+    RETURNING attempt_id AS id
+  )`,
+};
+
+export const POSTGRES_MIGRATION_LEDGER_FUNCTIONS = {
+  version: 9,
+  name: 'ledger: the one-statement batches as functions, planned once per connection',
+  sql: `
+CREATE FUNCTION svc_reserve_at_once(${RESERVE_AT_ONCE.parameters}) RETURNS bigint LANGUAGE plpgsql ${SETTINGS} AS $fn$
+DECLARE
+  inserted bigint;
+BEGIN
+  ${RESERVE_AT_ONCE.ctes}
+  SELECT count(*) INTO inserted FROM done;
+  RETURN inserted;
+END
+$fn$;
+
+CREATE FUNCTION svc_settle_at_once(${SETTLE_AT_ONCE.parameters}) RETURNS text[] LANGUAGE plpgsql ${SETTINGS} AS $fn$
+DECLARE
+  settled_ids text[];
+BEGIN
+  ${SETTLE_AT_ONCE.ctes}
+  SELECT coalesce(array_agg(id), '{}') INTO settled_ids FROM done;
+  RETURN settled_ids;
+END
+$fn$;
+`,
+};
