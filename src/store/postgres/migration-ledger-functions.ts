@@ -16,6 +16,10 @@
  * - svc_reserve_at_once returns how many attempts it inserted (all of the batch, or none);
  * - svc_settle_at_once returns the ids of the attempts it settled.
  * Each runs as the one statement that calls it (autocommit), so a batch is still one transaction.
+ *
+ * Changing a statement below changes what this migration creates on a new database only: existing
+ * databases have applied it already, so the change also needs a migration of its own that replaces
+ * the function (`CREATE OR REPLACE FUNCTION`) from the same constants.
  */
 import { settlementAmountsSql } from '../rules.js';
 import { ATTEMPT_COLUMNS, AUDIT_COLUMNS } from './ledger-columns.js';
