@@ -518,18 +518,13 @@ export class AttemptRunner {
     // The last text, held for the settlement; holding starts when the reader finishes among other calls.
     let last = '';
     let holding = false;
-    // Whether text went to the client unheld (the settlement then waits for it to leave).
-    let sent = false;
     this.holdLease(attempt);
     try {
       for await (const chunk of response.body) {
         const text = reader.push(chunk as Buffer);
         holding ||= reader.finished() && this.ledger.openAttempts > 1;
         if (holding) last += text;
-        else if (text) {
-          sent = true;
-          yield text;
-        }
+        else if (text) yield text;
       }
       upstreamEnded = true;
       const ending = reader.end();
@@ -537,10 +532,7 @@ export class AttemptRunner {
       const text = complete ? ending.text : ending.text + reader.interrupted(undefined);
       holding ||= this.ledger.openAttempts > 1;
       if (holding) last += text;
-      else if (text) {
-        sent = true;
-        yield text;
-      }
+      else if (text) yield text;
     } catch (error) {
       upstreamEnded = true;
       // Only the client's departure aborts the upstream request before `finally`.
@@ -548,14 +540,12 @@ export class AttemptRunner {
       protocol = !(error instanceof UpstreamFailure);
       const text = clientGone ? '' : last + reader.interrupted(error);
       last = '';
-      if (text) {
-        sent = true;
-        yield text;
-      }
+      if (text) yield text;
     } finally {
       this.streaming.delete(attempt);
       if (!upstreamEnded) clientGone = true;
-      if (sent && !holding && !clientGone) await afterWrites();
+      // A call that finished alone: what it yielded leaves before the settlement commits.
+      if (!holding && !clientGone) await afterWrites();
       const usage = reader.usage();
       if (complete && usage) {
         await attempt.settle(settlementOf('completed', 200, null, reader.cost(usage), usage));

@@ -114,10 +114,8 @@ export class DispatchedBody implements UpstreamBody {
     try {
       for await (const chunk of this) {
         read += chunk.length;
-        if (read > DUMP_LIMIT) {
-          this.destroy();
-          break;
-        }
+        // Leaving the loop destroys the body, which closes the connection.
+        if (read > DUMP_LIMIT) break;
       }
     } catch {
       // A failed body is discarded all the same.

@@ -28,7 +28,7 @@ import type { Row } from '../rows.js';
 import { attemptColumns } from './ledger-columns.js';
 
 /** One statement outside an explicit transaction (the caller's pool, gate and error mapping). */
-export type Query = (text: string, values: unknown[]) => Promise<{ rowCount: number | null; rows: Row[] }>;
+export type Query = (text: string, values: unknown[]) => Promise<{ rows: Row[] }>;
 
 /** The Run and project a batch reserves on, or undefined when the batch needs ledger-batch.ts. */
 function singleRun(
