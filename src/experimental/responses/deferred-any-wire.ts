@@ -159,7 +159,8 @@ export async function runAnyWire(
         const moved = await moveTo(deps, current, next, inputOf(next), result.settlement);
         if (moved.kind !== 'moved') return moved.kind === 'gone' ? undefined : moved.ending;
         const from = planned.target.connection.name;
-        deps.runner.fallback(record.model, from, next.target.connection.name, result.error.code);
+        const failure = result.settlement.errorType ?? result.error.code;
+        deps.runner.fallback(record.model, from, next.target.connection.name, failure);
         current = moved.record;
         break;
       }
