@@ -15,13 +15,8 @@ import type {
   RefusalReason,
   RoutedAwayReason,
 } from '../ledger/attempt-observer.js';
-import {
-  AttemptSeries,
-  errorClass,
-  operationName,
-  providerName,
-  type SeriesCache,
-} from './attempt-series.js';
+import { AttemptSeries, operationName, providerName, type SeriesCache } from './attempt-series.js';
+import { errorClass } from './error-types.js';
 import type { GatewayMetrics } from './metrics.js';
 import type { RequestRecord } from './request-scope.js';
 import { ATTR, SpanKind, startSpan, trace, tracer } from './tracing.js';

@@ -6,6 +6,7 @@
  */
 import type { Gauge } from 'prom-client';
 import type { AttemptLabels, AttemptSettled, SettlementOutcome } from '../ledger/attempt-observer.js';
+import { errorClass } from './error-types.js';
 import type { CounterCell, GatewayMetrics, HistogramCell } from './metrics.js';
 
 type CounterChild = CounterCell;
@@ -27,58 +28,6 @@ export function operationName(endpoint: string): string {
     default:
       return name.replaceAll('/', '.');
   }
-}
-
-/**
- * `error_type` / `error.type`: the closed classification of a failed attempt. The runner's detail
- * (http_503, local_client, stream_incomplete, a background job's reason...) stays in the audit
- * trail; metrics and spans carry one of these (docs/observability.md lists them from here).
- */
-export const ERROR_TYPES = {
-  timeout: 'the upstream did not answer (or went silent) within the connection timeout',
-  connect: 'the connection could not be opened (nothing was sent)',
-  dropped: 'the connection or stream ended before the answer was complete',
-  client_gone: 'the client went away, so the call was aborted',
-  protocol: 'an answer the wire does not allow (unreadable, untranslatable, no usage, a 1xx/3xx status)',
-  http_429: 'the upstream answered 429',
-  http_4xx: 'the upstream answered another 4xx status',
-  http_5xx: 'the upstream answered a 5xx status',
-  local: 'failed in this process before anything was sent (serialisation, signing, a bad URL)',
-  cancelled: 'a background attempt (batch, deferred response) cancelled by its client',
-  expired: 'committed when its lease or its background record expired',
-  other: 'any other background ending (record not stored, idempotent replay, connection gone)',
-} as const;
-
-export type ErrorClass = keyof typeof ERROR_TYPES;
-
-/** The class of a runner's error detail (see ERROR_TYPES). */
-export function errorClass(detail: string): ErrorClass {
-  switch (detail) {
-    case 'timeout':
-    case 'connect':
-    case 'dropped':
-    case 'client_gone':
-    case 'protocol':
-    case 'http_429':
-    case 'http_4xx':
-    case 'http_5xx':
-      return detail;
-    case 'stream_incomplete':
-      return 'dropped';
-    case 'aborted':
-      return 'client_gone';
-    case 'no_cost':
-      return 'protocol';
-    case 'lease_expired':
-    case 'expired':
-    case 'batch_record_expired':
-      return 'expired';
-  }
-  const status = /^http_(\d)\d\d$/.exec(detail);
-  if (status) return status[1] === '4' ? 'http_4xx' : status[1] === '5' ? 'http_5xx' : 'protocol';
-  if (detail.startsWith('local_')) return 'local';
-  if (detail.startsWith('cancelled')) return 'cancelled';
-  return 'other';
 }
 
 /** gen_ai.provider.name: the vendor part of the profile id (`vendora.messages.2023-06-01` -> `vendora`). */
