@@ -115,7 +115,7 @@ export type StreamResult = { ok: true; frames: AsyncGenerator<string>; attemptId
 
 /** A background call's result, settled later by its job (after its own conditional bookkeeping). */
 export type HeldResult<Answer> =
-  | { kind: 'answered'; answer: Answer; settlement: Settlement }
+  | { kind: 'answered'; answer: Answer; settlement: Settlement; responseModel: string | null }
   | { kind: 'failed'; error: GatewayError; settlement: Settlement; retryable: boolean }
   | { kind: 'aborted' };
 
@@ -344,7 +344,13 @@ export class AttemptRunner {
    * is reported to the observer (started and settled at once: settledHeld) and logged. A store
    * failure is retried for one ledger lease; past it, or past the held lease, the reaper commits.
    */
-  async settleHeld(held: HeldAttempt, settlement: Settlement, request?: RequestRecord): Promise<void> {
+  async settleHeld(
+    held: HeldAttempt,
+    settlement: Settlement,
+    request?: RequestRecord,
+    /** The model the answer named (observability only). */
+    responseModel: string | null = null,
+  ): Promise<void> {
     const now = this.ledger.clock.now();
     await this.ledger.persistHeldSettlement(
       {
@@ -360,6 +366,7 @@ export class AttemptRunner {
       now + this.ledger.settings.leaseMs,
       settlement.errorType,
       request,
+      responseModel,
     );
   }
 
@@ -383,7 +390,12 @@ export class AttemptRunner {
       if (read.aborted) return { kind: 'aborted' };
       return { kind: 'failed', error: read.error, settlement: read.settlement, retryable: read.retryable };
     }
-    return { kind: 'answered', answer: read.answer, settlement: read.settlement };
+    return {
+      kind: 'answered',
+      answer: read.answer,
+      settlement: read.settlement,
+      responseModel: read.responseModel ?? null,
+    };
   }
 
   private open(

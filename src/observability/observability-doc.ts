@@ -69,9 +69,9 @@ the first stream event that has one (\`message_start\`, the first chunk, \`respo
 \`modelVersion\` on the generate-content wire. It often differs from the target's configured model
 (a dated version of it) and always from what the client reads, which is the alias. When no answer
 named a model (a failed attempt, an answer without one) it is \`""\` on the metrics and the span has
-no \`gen_ai.response.model\`, as the semantic conventions ask for a value that is not available;
-background attempts (batches, deferred responses) are settled from the stored attempt and report
-\`""\` too. Metrics the conventions do not cover are ours and start with \`svc_\`.
+no \`gen_ai.response.model\`, as the semantic conventions ask for a value that is not available.
+A deferred response settled by the job that ran it reports the model its answer named; a batch
+(one attempt for many answers) and an attempt settled by a cancel or the reaper report \`""\`. Metrics the conventions do not cover are ours and start with \`svc_\`.
 Settlement outcomes are exactly the ledger's union:
 ${SETTLEMENT_OUTCOMES.map((outcome) => `\`${outcome}\``).join(', ')}.
 
