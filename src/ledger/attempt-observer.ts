@@ -87,7 +87,10 @@ export interface AttemptSettled {
   tokens: AttemptTokens | null;
   /** The upstream's HTTP status when one was received. */
   httpStatus: number | null;
-  /** Low-cardinality class of the failure, for example `timeout`, `connect`, `http_429`, `http_5xx`, `protocol`, `client_gone`. */
+  /**
+   * The failure as the runner names it (`timeout`, `http_503`, `local_client`, `stream_incomplete`,
+   * a background job's reason...); observers report its class (observability/attempt-series.ts).
+   */
   errorType: string | null;
   /** The model the upstream says answered, when it said. */
   responseModel: string | null;

@@ -61,6 +61,7 @@ export interface ReadAnswer<Answer> {
   /** The actual cost; null when it cannot be known (settled unknown, the answer still returned). */
   costMicrosUsd: number | null;
   usage: AttemptUsage | null;
+  /** The model the answer says answered (observability only: gen_ai.response.model). */
   responseModel?: string | null;
 }
 
@@ -77,6 +78,8 @@ export interface StreamReader {
   /** Usage seen so far and its cost. */
   usage(): AttemptUsage | null;
   cost(usage: AttemptUsage): number;
+  /** The model the stream says answered, once an event named one (observability only). */
+  responseModel?(): string | undefined;
 }
 
 export interface UpstreamExchange<Answer> {
@@ -90,17 +93,29 @@ export interface UpstreamExchange<Answer> {
   stream?(response: UpstreamResponse): StreamReader;
 }
 
-export type CallResult<Answer> =
-  | { ok: true; answer: Answer; attemptId: string }
-  | { ok: false; error: GatewayError; retryable: boolean; outcome: Settlement['outcome'] };
+/** A failed attempt: the client's error, whether another target may be tried, how it settled. */
+export interface FailedAttempt {
+  ok: false;
+  error: GatewayError;
+  retryable: boolean;
+  outcome: Settlement['outcome'];
+  /** The settlement's error detail (for a fallback's metric and span event). */
+  errorType: string | null;
+}
 
-export type StreamResult =
-  | { ok: true; frames: AsyncGenerator<string>; attemptId: string }
-  | { ok: false; error: GatewayError; retryable: boolean; outcome: Settlement['outcome'] };
+function failedAttempt(error: GatewayError, retryable: boolean, settlement: Settlement): FailedAttempt {
+  return { ok: false, error, retryable, outcome: settlement.outcome, errorType: settlement.errorType };
+}
+
+const clientGone = () => new GatewayError('upstream_unavailable', 'The client went away.');
+
+export type CallResult<Answer> = { ok: true; answer: Answer; attemptId: string } | FailedAttempt;
+
+export type StreamResult = { ok: true; frames: AsyncGenerator<string>; attemptId: string } | FailedAttempt;
 
 /** A background call's result, settled later by its job (after its own conditional bookkeeping). */
 export type HeldResult<Answer> =
-  | { kind: 'answered'; answer: Answer; settlement: Settlement }
+  | { kind: 'answered'; answer: Answer; settlement: Settlement; responseModel: string | null }
   | { kind: 'failed'; error: GatewayError; settlement: Settlement; retryable: boolean }
   | { kind: 'aborted' };
 
@@ -269,26 +284,16 @@ export class AttemptRunner {
     const opened = await this.open(attempt, exchange, signal);
     if (!opened.ok) {
       if ('aborted' in opened) {
-        await attempt.settle(settlementOf('unknown', null, 'client_gone'));
-        return {
-          ok: false,
-          error: new GatewayError('upstream_unavailable', 'The client went away.'),
-          retryable: false,
-          outcome: 'unknown',
-        };
+        const settlement = settlementOf('unknown', null, 'client_gone');
+        await attempt.settle(settlement);
+        return failedAttempt(clientGone(), false, settlement);
       }
       await attempt.settle(opened.settlement);
-      return {
-        ok: false,
-        error: opened.error,
-        retryable: opened.retryable,
-        outcome: opened.settlement.outcome,
-      };
+      return failedAttempt(opened.error, opened.retryable, opened.settlement);
     }
     const read = await this.read(exchange, opened.response);
     await attempt.settle(read.settlement, read.kind === 'answered' ? (read.responseModel ?? null) : null);
-    if (read.kind === 'failed')
-      return { ok: false, error: read.error, retryable: read.retryable, outcome: read.settlement.outcome };
+    if (read.kind === 'failed') return failedAttempt(read.error, read.retryable, read.settlement);
     return { ok: true, answer: read.answer, attemptId: attempt.id };
   }
 
@@ -306,14 +311,8 @@ export class AttemptRunner {
       const settlement =
         'aborted' in opened ? settlementOf('unknown', null, 'client_gone') : opened.settlement;
       await attempt.settle(settlement);
-      if ('aborted' in opened)
-        return {
-          ok: false,
-          error: new GatewayError('upstream_unavailable', 'The client went away.'),
-          retryable: false,
-          outcome: 'unknown',
-        };
-      return { ok: false, error: opened.error, retryable: opened.retryable, outcome: settlement.outcome };
+      if ('aborted' in opened) return failedAttempt(clientGone(), false, settlement);
+      return failedAttempt(opened.error, opened.retryable, settlement);
     }
     let reader: StreamReader;
     try {
@@ -322,7 +321,7 @@ export class AttemptRunner {
       opened.response.body.destroy();
       const failed = untranslatable(error, opened.response, 'stream');
       await attempt.settle(failed.settlement);
-      return { ok: false, error: failed.error, retryable: false, outcome: failed.settlement.outcome };
+      return failedAttempt(failed.error, false, failed.settlement);
     }
     return {
       ok: true,
@@ -345,7 +344,13 @@ export class AttemptRunner {
    * is reported to the observer (started and settled at once: settledHeld) and logged. A store
    * failure is retried for one ledger lease; past it, or past the held lease, the reaper commits.
    */
-  async settleHeld(held: HeldAttempt, settlement: Settlement, request?: RequestRecord): Promise<void> {
+  async settleHeld(
+    held: HeldAttempt,
+    settlement: Settlement,
+    request?: RequestRecord,
+    /** The model the answer named (observability only). */
+    responseModel: string | null = null,
+  ): Promise<void> {
     const now = this.ledger.clock.now();
     await this.ledger.persistHeldSettlement(
       {
@@ -361,6 +366,7 @@ export class AttemptRunner {
       now + this.ledger.settings.leaseMs,
       settlement.errorType,
       request,
+      responseModel,
     );
   }
 
@@ -384,7 +390,12 @@ export class AttemptRunner {
       if (read.aborted) return { kind: 'aborted' };
       return { kind: 'failed', error: read.error, settlement: read.settlement, retryable: read.retryable };
     }
-    return { kind: 'answered', answer: read.answer, settlement: read.settlement };
+    return {
+      kind: 'answered',
+      answer: read.answer,
+      settlement: read.settlement,
+      responseModel: read.responseModel ?? null,
+    };
   }
 
   private open(
@@ -547,8 +558,9 @@ export class AttemptRunner {
       // A call that finished alone: what it yielded leaves before the settlement commits.
       if (!holding && !clientGone) await afterWrites();
       const usage = reader.usage();
+      const model = reader.responseModel?.() ?? null;
       if (complete && usage) {
-        await attempt.settle(settlementOf('completed', 200, null, reader.cost(usage), usage));
+        await attempt.settle(settlementOf('completed', 200, null, reader.cost(usage), usage), model);
       } else {
         if (!complete) response.body.destroy();
         await attempt.settle(
@@ -559,6 +571,7 @@ export class AttemptRunner {
             NOTHING,
             usage,
           ),
+          model,
         );
       }
     }

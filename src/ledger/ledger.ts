@@ -300,10 +300,11 @@ export class Ledger {
     leaseExpiresMs: number,
     errorType: string | null,
     request: RequestRecord | undefined,
+    responseModel: string | null = null,
   ): Promise<void> {
     const write = async () => {
       const settled = await this.store.settleAndRead(input);
-      if (settled) this.reportHeld(input, settled, errorType, request);
+      if (settled) this.reportHeld(input, settled, errorType, request, responseModel);
     };
     await this.retry(write, leaseExpiresMs, 'settlement', input.attemptId);
   }
@@ -339,6 +340,7 @@ export class Ledger {
     settled: SettledAttempt,
     errorType: string | null,
     request: RequestRecord | undefined,
+    responseModel: string | null = null,
   ): void {
     const labels: AttemptLabels = {
       projectId: settled.projectId,
@@ -364,7 +366,7 @@ export class Ledger {
           tokens: input.usage,
           httpStatus: input.httpStatus,
           errorType,
-          responseModel: null,
+          responseModel,
           durationMs: input.durationMs,
         },
         request,

@@ -16,6 +16,7 @@ import type {
   RoutedAwayReason,
 } from '../ledger/attempt-observer.js';
 import { AttemptSeries, operationName, providerName, type SeriesCache } from './attempt-series.js';
+import { errorClass } from './error-types.js';
 import type { GatewayMetrics } from './metrics.js';
 import type { RequestRecord } from './request-scope.js';
 import { ATTR, SpanKind, startSpan, trace, tracer } from './tracing.js';
@@ -142,18 +143,19 @@ export class AttemptRecorder implements AttemptObserver {
     record: RequestRecord | undefined,
   ): void {
     const metrics = this.options.metrics;
+    const errorClassOf = errorClass(errorType);
     if (metrics)
       metrics.counter('svc_fallbacks_total').inc({
         alias: metrics.bounded('alias', alias),
         from_connection: metrics.bounded('connection', fromConnection),
         to_connection: metrics.bounded('connection', toConnection),
-        error_type: metrics.bounded('error_type', errorType),
+        error_type: errorClassOf,
       });
     if (this.options.tracing)
       routeSpanOf(record, alias)?.addEvent('svc.fallback', {
         'svc.fallback.from': fromConnection,
         'svc.fallback.to': toConnection,
-        [ATTR.errorType]: errorType,
+        [ATTR.errorType]: errorClassOf,
       });
   }
 
@@ -179,8 +181,10 @@ class Watch implements AttemptWatch {
     return context.with(trace.setSpan(this.parent!, this.span), fn);
   }
 
+  /** The answer's headers arrived: for a stream, its first chunk (a metric and a span event); else nothing. */
   firstByte(): void {
-    if (this.streamed) this.series?.timeToFirstChunk.observe((performance.now() - this.startedMs) / 1000);
+    if (!this.streamed) return;
+    this.series?.timeToFirstChunk.observe((performance.now() - this.startedMs) / 1000);
     this.span?.addEvent('gen_ai.first_chunk');
   }
 
@@ -248,7 +252,7 @@ function endAttemptSpan(span: Span, result: AttemptSettled): void {
   }
   if (result.httpStatus !== null) span.setAttribute('http.response.status_code', result.httpStatus);
   if (result.errorType) {
-    span.setAttribute(ATTR.errorType, result.errorType);
+    span.setAttribute(ATTR.errorType, errorClass(result.errorType));
     span.setStatus({ code: SpanStatusCode.ERROR });
   }
   span.end();

@@ -6,6 +6,7 @@
  */
 import type { Gauge } from 'prom-client';
 import type { AttemptLabels, AttemptSettled, SettlementOutcome } from '../ledger/attempt-observer.js';
+import { errorClass } from './error-types.js';
 import type { CounterCell, GatewayMetrics, HistogramCell } from './metrics.js';
 
 type CounterChild = CounterCell;
@@ -95,8 +96,10 @@ export class AttemptSeries {
     this.unknown = metrics.counterCell('svc_unknown_attempts_total', { project, alias, connection });
   }
 
+  /** `errorType` is the runner's detail; the series carry its class (errorClass). */
   settled(result: AttemptSettled): void {
-    const children = this.settledChildren(result.responseModel ?? '', result.errorType ?? '');
+    const errorType = result.errorType ? errorClass(result.errorType) : '';
+    const children = this.settledChildren(result.responseModel ?? '', errorType);
     children.duration.observe(result.durationMs / 1000);
     if (result.tokens) {
       const tokens = result.tokens;
@@ -108,7 +111,7 @@ export class AttemptSeries {
     if (result.costMicrosUsd > 0) this.cost.inc(result.costMicrosUsd);
     this.outcome(result.outcome).inc();
     if (result.outcome === 'unknown') this.unknown.inc();
-    if (result.errorType) this.error(result.errorType).inc();
+    if (errorType) this.error(errorType).inc();
   }
 
   private outcome(outcome: SettlementOutcome): CounterChild {
@@ -126,7 +129,7 @@ export class AttemptSeries {
     if (!child) {
       child = this.metrics.counterCell('svc_upstream_errors_total', {
         connection: this.base.connection!,
-        error_type: this.metrics.bounded('error_type', errorType),
+        error_type: errorType,
       });
       this.errors.set(errorType, child);
     }
@@ -148,7 +151,7 @@ export class AttemptSeries {
       children = {
         duration: this.metrics.histogramCell('gen_ai_client_operation_duration_seconds', {
           ...common,
-          error_type: this.metrics.bounded('error_type', errorType),
+          error_type: errorType,
         }),
         inputTokens: this.metrics.histogramCell('gen_ai_client_token_usage', {
           ...common,

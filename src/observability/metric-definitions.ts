@@ -10,6 +10,9 @@
  * attempt or request id.
  */
 
+import { SETTLEMENT_OUTCOMES } from '../ledger/attempt-observer.js';
+import { ERROR_TYPES } from './error-types.js';
+
 export type MetricType = 'counter' | 'gauge' | 'histogram';
 
 export interface MetricDefinition {
@@ -85,7 +88,7 @@ export const METRIC_DEFINITIONS = [
   {
     name: 'svc_settlements_total',
     type: 'counter',
-    help: 'Settled attempts by settlement outcome (completed, refused_upstream, not_sent, unknown, cancelled_running).',
+    help: `Settled attempts by settlement outcome (${SETTLEMENT_OUTCOMES.join(', ')}).`,
     labels: ['project', 'alias', 'connection', 'outcome'],
   },
   {
@@ -103,7 +106,7 @@ export const METRIC_DEFINITIONS = [
   {
     name: 'svc_fallbacks_total',
     type: 'counter',
-    help: 'Portable-mode moves to the next target after a retryable failure, by the failure class.',
+    help: "Portable-mode moves to the next target after a retryable failure, by the failed attempt's error class.",
     labels: ['alias', 'from_connection', 'to_connection', 'error_type'],
   },
   {
@@ -115,7 +118,7 @@ export const METRIC_DEFINITIONS = [
   {
     name: 'svc_upstream_errors_total',
     type: 'counter',
-    help: 'Upstream attempts that failed, by connection and error class (timeout, connect, http_429, http_5xx, ...).',
+    help: `Upstream attempts that failed, by connection and error class (${Object.keys(ERROR_TYPES).join(', ')}).`,
     labels: ['connection', 'error_type'],
   },
   {

@@ -4,6 +4,7 @@
  */
 import { SKIP_CODES } from '../catalogue/eligibility.js';
 import { SETTLEMENT_OUTCOMES } from '../ledger/attempt-observer.js';
+import { ERROR_TYPES } from './error-types.js';
 import { METRIC_DEFINITIONS, type MetricDefinition } from './metric-definitions.js';
 import { MAX_VALUES_PER_LABEL } from './metrics.js';
 import { WELL_FORMED_REQUEST_ID } from './request-id.js';
@@ -18,6 +19,13 @@ function metricRows(): string {
       return `| \`${metric.name}\` | ${metric.type} | ${labels} | ${semconv} | ${metric.help} |`;
     })
     .join('\n');
+}
+
+function errorTypeRows(): string {
+  return Object.entries(ERROR_TYPES)
+    .map(([name, meaning]) => `- \`${name}\`: ${meaning};`)
+    .join('\n')
+    .replace(/;$/, '.');
 }
 
 export function renderObservabilityDoc(): string {
@@ -56,8 +64,15 @@ Values: \`gen_ai_operation_name\` is \`chat\` for Messages (and Responses, chat 
 \`embeddings\` for embeddings, otherwise the endpoint's name (\`messages.count_tokens\`, ...);
 \`gen_ai_provider_name\` is the vendor part of the connection's profile id (\`vendora\`, \`vendorb\`,
 \`cloudf\`, ...); \`gen_ai_request_model\` is the model alias the client asked for;
-\`gen_ai_response_model\` is the model that answered. Metrics the conventions do not cover are ours
-and start with \`svc_\`. Settlement outcomes are exactly the ledger's union:
+\`gen_ai_response_model\` is the model the upstream's answer names: the \`model\` of its body or of
+the first stream event that has one (\`message_start\`, the first chunk, \`response.created\`), or
+\`modelVersion\` on the generate-content wire. It often differs from the target's configured model
+(a dated version of it) and always from what the client reads, which is the alias. When no answer
+named a model (a failed attempt, an answer without one) it is \`""\` on the metrics and the span has
+no \`gen_ai.response.model\`, as the semantic conventions ask for a value that is not available.
+A deferred response settled by the job that ran it reports the model its answer named; a batch
+(one attempt for many answers) and an attempt settled by a cancel or the reaper report \`""\`. Metrics the conventions do not cover are ours and start with \`svc_\`.
+Settlement outcomes are exactly the ledger's union:
 ${SETTLEMENT_OUTCOMES.map((outcome) => `\`${outcome}\``).join(', ')}.
 
 ### Every metric
@@ -70,8 +85,13 @@ ${metricRows()}
 
 Every label value comes from configuration (Project, alias, connection, endpoint), from a closed
 list in the code (outcome, refusal reason, token type, store operation, job kind and state, pool)
-or from a small classification (\`error_type\`: \`timeout\`, \`connect\`, \`dropped\`, \`client_gone\`,
-\`protocol\`, \`http_429\`, \`http_4xx\`, \`http_5xx\`). Two closed lists in particular:
+or from a small classification, \`error_type\` (the span attribute \`error.type\` has the same values;
+the exact detail, such as the upstream's status, stays in the audit trail and the span's
+\`http.response.status_code\`):
+
+${errorTypeRows()}
+
+Two closed lists in particular:
 \`svc_routed_away_total{reason}\` is one of ${SKIP_CODES.map((code) => `\`${code}\``).join(', ')}
 (the first reason a target was skipped; the words for the client stay in the \`Svc-Route-Skipped\`
 header and are never a label), and \`svc_rate_limit_refusals_total{limit}\` is one of
@@ -172,7 +192,7 @@ Span tree of a model call:
 | --- | --- | --- |
 | \`POST /v1/messages\` (method and route) | server | \`http.request.method\`, \`http.route\`, \`http.response.status_code\`, \`svc.request.id\`; parent: the inbound \`traceparent\` when there is one |
 | \`svc.route <alias>\` | internal | the routing decision: events \`svc.routed_away\` (connection, reason) and \`svc.fallback\` (from, to, \`error.type\`); \`svc.connection\` that answered, \`svc.route.attempts\` |
-| \`<gen_ai.operation.name> <alias>\` | client | one per upstream attempt: \`gen_ai.operation.name\`, \`gen_ai.provider.name\`, \`gen_ai.request.model\`, \`gen_ai.response.model\`, \`gen_ai.usage.input_tokens\`, \`gen_ai.usage.output_tokens\`, \`error.type\`, \`svc.attempt.id\`, \`svc.settlement.outcome\`, \`svc.cost_micros_usd\`, \`svc.reservation_micros_usd\`, \`svc.run.id\`, \`svc.connection\`; event \`gen_ai.first_chunk\` on streams. Its \`traceparent\` is sent to the upstream |
+| \`<gen_ai.operation.name> <alias>\` | client | one per upstream attempt: \`gen_ai.operation.name\`, \`gen_ai.provider.name\`, \`gen_ai.request.model\`, \`gen_ai.response.model\`, \`gen_ai.usage.input_tokens\`, \`gen_ai.usage.output_tokens\`, \`error.type\`, \`svc.attempt.id\`, \`svc.settlement.outcome\`, \`svc.cost_micros_usd\`, \`svc.reservation_micros_usd\`, \`svc.run.id\`, \`svc.connection\`, \`svc.upstream.model\` (the target's model), \`svc.streamed\`; event \`gen_ai.first_chunk\` (the answer's first chunk) on streamed attempts only. Its \`traceparent\` is sent to the upstream |
 | \`svc.store <operation>\` | client | one per store transaction made inside a traced request (\`db.system.name\`, \`db.operation.name\`); the periodic work outside requests (reaper, job polling, sweeps) makes none, so it cannot flood the collector with root traces |
 
 A background attempt (batch, deferred response) has one client span too, from its reservation to its

@@ -46,6 +46,8 @@ export interface SimBehaviour {
   invalidToolJson?: boolean;
   /** Streaming: end the stream without the wire's terminal marker/finish reason. */
   omitFinish?: boolean;
+  /** The model the answer names (default: the model the request named); real upstreams often answer a dated version. */
+  answerModel?: string;
   /** Batches (set at creation): status reads that still report the batch running before it ends (default 1). */
   batchPolls?: number;
 }

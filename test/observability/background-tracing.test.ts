@@ -43,6 +43,8 @@ const attemptSpan = (attemptId: string) =>
 
 describe('background attempt spans', () => {
   it('a completed background response: a root span from reservation to settlement, cost as audited', async () => {
+    // The upstream answers a model of its own (a dated version): the span's response model.
+    sim.setBehaviour({ answerModel: 'resp-upstream-2026-01-01' }, { times: 1 });
     const created = await call(gateway.url, 'POST', '/v1/responses', {
       key,
       body: { model: 'resp-model', input: 'hello', max_output_tokens: 32, background: true },
@@ -80,6 +82,7 @@ describe('background attempt spans', () => {
     expect(span!.attributes).toMatchObject({
       'gen_ai.provider.name': 'vendorb',
       'gen_ai.request.model': 'resp-model',
+      'gen_ai.response.model': 'resp-upstream-2026-01-01',
       'svc.connection': 'sim-responses',
       'svc.settlement.outcome': 'completed',
       'svc.cost_micros_usd': entry!.costMicrosUsd,

@@ -34,7 +34,7 @@ import { ATTEMPT_LEASE_MS } from './service.js';
 import { type ReadResult, readUpstreamResult } from './upstream-result.js';
 
 export type AnyWireEnding =
-  | { kind: 'answered'; read: ReadResult; settlement: Settlement }
+  | { kind: 'answered'; read: ReadResult; settlement: Settlement; responseModel: string | null }
   | { kind: 'failed'; code: string; message: string; settlement: Settlement }
   /** Aborted (a cancel or a stopping worker decides) or moved away from by a cancel. */
   | undefined;
@@ -148,7 +148,12 @@ export async function runAnyWire(
           background: true,
           request: envelope.body,
         });
-        return { kind: 'answered', read: readUpstreamResult(object), settlement: result.settlement };
+        return {
+          kind: 'answered',
+          read: readUpstreamResult(object),
+          settlement: result.settlement,
+          responseModel: result.responseModel,
+        };
       }
       case 'failed': {
         const next = targets[index + 1];
@@ -159,7 +164,8 @@ export async function runAnyWire(
         const moved = await moveTo(deps, current, next, inputOf(next), result.settlement);
         if (moved.kind !== 'moved') return moved.kind === 'gone' ? undefined : moved.ending;
         const from = planned.target.connection.name;
-        deps.runner.fallback(record.model, from, next.target.connection.name, result.error.code);
+        const failure = result.settlement.errorType ?? result.error.code;
+        deps.runner.fallback(record.model, from, next.target.connection.name, failure);
         current = moved.record;
         break;
       }

@@ -10,6 +10,7 @@ import { actualCost, type Price } from '../../ledger/pricing.js';
 import type { CancelSignal } from '../../lib/cancel-signal.js';
 import { mapResponsesError } from '../../primitives/responses/error.js';
 import { RESPONSES_PATH } from '../../primitives/responses/fields.js';
+import { modelNamed } from '../../primitives/shared/types.js';
 import {
   callUpstream,
   readJsonBody,
@@ -55,6 +56,7 @@ export class ResponsesExchange implements UpstreamExchange<ResponsesAnswer> {
       answer: { body, read },
       costMicrosUsd: read.usage ? actualCost(this.price, read.usage) : null,
       usage: read.usage,
+      responseModel: modelNamed(body) ?? null,
     };
   }
 }

@@ -43,6 +43,8 @@ export interface ResponseRunnerDeps {
 interface Ending {
   patch: DeferredPatch;
   settlement: Settlement;
+  /** The model the upstream's answer named (observability only). */
+  responseModel?: string | null;
 }
 
 const DONE: JobOutcome = { kind: 'done' };
@@ -121,7 +123,7 @@ export class ResponseRunner {
           settlement: ending.settlement,
         };
       }
-      return this.answered(record, ending.read, ending.settlement);
+      return this.answered(record, ending.read, ending.settlement, ending.responseModel);
     }
     const result = await this.deps.runner.exchangeHeld(
       new ResponsesExchange(connection, body, record.price),
@@ -138,7 +140,7 @@ export class ResponseRunner {
         };
       }
       case 'answered':
-        return this.answered(record, result.answer.read, result.settlement);
+        return this.answered(record, result.answer.read, result.settlement, result.responseModel);
       default: {
         const never: never = result;
         throw new Error(`unknown exchange result ${String(never)}`);
@@ -151,6 +153,7 @@ export class ResponseRunner {
     record: DeferredResponseRecord,
     read: ReadResult,
     settlement: Settlement,
+    responseModel: string | null,
   ): Promise<Ending> {
     await putSealedJson(this.deps.objects, record.projectId, resultKey(record.id), read.result);
     return {
@@ -162,6 +165,7 @@ export class ResponseRunner {
         resultObject: resultKey(record.id),
       },
       settlement,
+      responseModel,
     };
   }
 
@@ -174,6 +178,11 @@ export class ResponseRunner {
       return;
     }
     // The updated record: a fallback may have moved the response to another attempt.
-    await this.deps.runner.settleHeld(heldAttempt(finished), ending.settlement);
+    await this.deps.runner.settleHeld(
+      heldAttempt(finished),
+      ending.settlement,
+      undefined,
+      ending.responseModel ?? null,
+    );
   }
 }

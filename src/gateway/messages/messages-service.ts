@@ -177,9 +177,10 @@ export class MessagesService {
     for (const away of plan.skipped) runner.routedAway(alias.alias, away.connection, away.code, record);
     let lastError: GatewayError | undefined;
     let failedOn: string | undefined;
+    let failure = '';
     for (const planned of plan.eligible) {
       if (failedOn !== undefined && lastError !== undefined)
-        runner.fallback(alias.alias, failedOn, planned.target.connection.name, lastError.code, record);
+        runner.fallback(alias.alias, failedOn, planned.target.connection.name, failure, record);
       const result = await runMessagesAttempt(runner, {
         planned,
         mode,
@@ -218,6 +219,7 @@ export class MessagesService {
         case 'failed':
           lastError = result.error;
           failedOn = planned.target.connection.name;
+          failure = result.errorType ?? lastError.code;
           if (!result.retryable || input.clientSignal.aborted) throw result.error;
           skipped.push({
             connection: planned.target.connection.name,

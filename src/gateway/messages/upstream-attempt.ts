@@ -58,7 +58,7 @@ export interface AttemptInput {
 export type AttemptResult =
   | { kind: 'json'; body: unknown; attemptId: string }
   | { kind: 'stream'; frames: AsyncGenerator<string>; attemptId: string }
-  | { kind: 'failed'; error: GatewayError; retryable: boolean };
+  | { kind: 'failed'; error: GatewayError; retryable: boolean; errorType: string | null };
 
 export function ledgerUsage(usage: Usage): AttemptUsage {
   return {
@@ -123,7 +123,12 @@ class MessagesExchange implements UpstreamExchange<unknown>, StreamReader {
     const usage = ledgerUsage(message.usage);
     const answer =
       input.mode === 'native' ? { ...passthroughResponse(body, context), id: context.messageId } : message;
-    return { answer, costMicrosUsd: actualCost(this.price, usage), usage };
+    return {
+      answer,
+      costMicrosUsd: actualCost(this.price, usage),
+      usage,
+      responseModel: binding.primitive.answeredModel(body) ?? null,
+    };
   }
 
   stream(): StreamReader {
@@ -194,6 +199,10 @@ class MessagesExchange implements UpstreamExchange<unknown>, StreamReader {
   cost(usage: AttemptUsage): number {
     return actualCost(this.price, usage);
   }
+
+  responseModel(): string | undefined {
+    return this.translator?.answeredModel();
+  }
 }
 
 /** One attempt's exchange, for a caller that reserves and settles the attempt itself (background responses). */
@@ -229,17 +238,9 @@ export async function runMessagesAttempt(runner: AttemptRunner, input: AttemptIn
   if (plan.streamed) {
     const result: StreamResult = await runner.callStreamed(plan, exchange, input.clientSignal);
     if (result.ok) return { kind: 'stream', frames: result.frames, attemptId: result.attemptId };
-    return {
-      kind: 'failed',
-      error: result.error,
-      retryable: result.retryable,
-    };
+    return { kind: 'failed', error: result.error, retryable: result.retryable, errorType: result.errorType };
   }
   const result = await runner.call(plan, exchange, input.clientSignal);
   if (result.ok) return { kind: 'json', body: result.answer, attemptId: result.attemptId };
-  return {
-    kind: 'failed',
-    error: result.error,
-    retryable: result.retryable,
-  };
+  return { kind: 'failed', error: result.error, retryable: result.retryable, errorType: result.errorType };
 }

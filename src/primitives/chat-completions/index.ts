@@ -1,5 +1,5 @@
 /** The chat-completions wire primitive (`POST {base}/chat/completions`). */
-import type { Primitive } from '../shared/types.js';
+import { modelNamed, type Primitive } from '../shared/types.js';
 import { mapChatError } from './error.js';
 import type { ChatOptions } from './options.js';
 import { buildChatRequest } from './request.js';
@@ -13,6 +13,7 @@ export const chatCompletions: Primitive<ChatOptions> = {
   name: 'chat-completions',
   buildRequest: buildChatRequest,
   parseResponse: (body, context) => parseChatResponse(body, context),
+  answeredModel: (body) => modelNamed(body),
   createStreamTranslator: createChatStreamTranslator,
   mapError: mapChatError,
 };

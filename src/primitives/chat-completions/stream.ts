@@ -16,6 +16,7 @@ import type { StopReason, StreamEvent, Usage } from '../../canonical/types.js';
 import { ZERO_USAGE } from '../../canonical/types.js';
 import {
   frame,
+  modelNamed,
   type SseEvent,
   type StreamTranslator,
   type TranslateContext,
@@ -216,10 +217,12 @@ export function createChatStreamTranslator(
   _options: ChatOptions,
 ): StreamTranslator {
   let state: ChatStreamState = INITIAL_CHAT_STREAM_STATE;
+  let model: string | undefined;
   return {
     push(event) {
       const input = parseChatSseEvent(event);
       if (input === undefined) return [];
+      if (model === undefined && input.kind === 'chunk') model = modelNamed(input.chunk);
       const result = step(state, input, context);
       state = result.state;
       return result.events.map(frame);
@@ -232,5 +235,6 @@ export function createChatStreamTranslator(
     usage() {
       return usageOf(state);
     },
+    answeredModel: () => model,
   };
 }

@@ -3,7 +3,7 @@
  * text block out; no tools, no thinking blocks. Routing calls `generateContentCannotCarry` before
  * any I/O; the translators assume it passed. The connection base URL is the host root.
  */
-import type { Primitive } from '../shared/types.js';
+import { modelNamed, type Primitive } from '../shared/types.js';
 import { mapGenerateContentError } from './error.js';
 import type { GenerateContentOptions } from './options.js';
 import { buildGenerateContentRequest } from './request.js';
@@ -21,6 +21,7 @@ export const generateContentPrimitive: Primitive<GenerateContentOptions> = {
   name: 'generate-content',
   buildRequest: buildGenerateContentRequest,
   parseResponse: (body, context) => parseGenerateContentResponse(body, context),
+  answeredModel: (body) => modelNamed(body, 'modelVersion'),
   createStreamTranslator: (context) => createGenerateContentStreamTranslator(context),
   mapError: mapGenerateContentError,
 };

@@ -13,6 +13,7 @@
 import type { MessageResponse, StopReason, StreamEvent, Usage } from '../../canonical/types.js';
 import {
   frame,
+  modelNamed,
   type SseEvent,
   type StreamTranslator,
   type TranslateContext,
@@ -166,9 +167,12 @@ export function decodeGenerateContentEvent(event: SseEvent): GenerateContentStre
 
 export function createGenerateContentStreamTranslator(context: TranslateContext): StreamTranslator {
   let state: GenerateContentStreamState = INITIAL_GENERATE_CONTENT_STREAM_STATE;
+  let model: string | undefined;
   return {
     push(sse: SseEvent) {
-      const result = step(state, decodeGenerateContentEvent(sse), context);
+      const event = decodeGenerateContentEvent(sse);
+      if (model === undefined && event.type === 'chunk') model = modelNamed(event.response, 'modelVersion');
+      const result = step(state, event, context);
       state = result.state;
       return result.events.map(frame);
     },
@@ -178,6 +182,7 @@ export function createGenerateContentStreamTranslator(context: TranslateContext)
     usage() {
       return state.phase === 'awaiting-first-chunk' ? undefined : state.usage;
     },
+    answeredModel: () => model,
   };
 }
 

@@ -4,7 +4,7 @@
  * streams pass through event by event (see stream.ts). Native mode uses `replaceModel` and
  * `passthroughResponse` to forward bodies verbatim.
  */
-import type { Primitive } from '../shared/types.js';
+import { modelNamed, type Primitive } from '../shared/types.js';
 import { mapMessagesError } from './error.js';
 import type { MessagesOptions } from './options.js';
 import { buildMessagesRequest } from './request.js';
@@ -30,6 +30,7 @@ export const messagesPrimitive: Primitive<MessagesOptions> = {
   name: 'messages',
   buildRequest: buildMessagesRequest,
   parseResponse: (body, context) => parseMessagesResponse(body, context),
+  answeredModel: (body) => modelNamed(body),
   createStreamTranslator: (context) => createMessagesStreamTranslator(context),
   mapError: mapMessagesError,
 };

@@ -14,6 +14,7 @@
 import type { ErrorType, StreamEvent, Usage } from '../../canonical/types.js';
 import {
   type ClientFrame,
+  modelNamed,
   type SseEvent,
   type StreamTranslator,
   type TranslateContext,
@@ -33,6 +34,8 @@ type EventName = StreamEvent['type'];
 interface Step {
   state: MessagesStreamState;
   frames: ClientFrame[];
+  /** message_start only: the model the upstream named (before it is replaced by the alias). */
+  model?: string | undefined;
 }
 
 const EVENT_NAMES: ReadonlySet<string> = new Set<EventName>([
@@ -104,14 +107,17 @@ export function finish(state: MessagesStreamState): { frames: ClientFrame[]; com
 
 export function createMessagesStreamTranslator(context: TranslateContext): StreamTranslator {
   let state: MessagesStreamState = INITIAL_STATE;
+  let model: string | undefined;
   return {
     push(event) {
       const next = step(state, event, context);
       state = next.state;
+      if (next.model !== undefined) model ??= next.model;
       return next.frames;
     },
     end: () => finish(state),
     usage: () => (state.phase === 'awaiting_start' ? undefined : state.usage),
+    answeredModel: () => model,
     forwards: (name) => state.phase === 'streaming' && FORWARDED.has(name),
   };
 }
@@ -134,11 +140,13 @@ function onMessageStart(state: MessagesStreamState, data: string, context: Trans
     throw new UpstreamProtocolError('message_start has no message');
   const usage = normaliseUsage(parsed.message.usage);
   // The parsed value is this function's own: rewritten in place, each key keeps its position.
+  const model = modelNamed(parsed.message);
   parsed.message.id = context.messageId;
   parsed.message.model = context.responseModel;
   return {
     state: { phase: 'streaming', usage },
     frames: [{ event: 'message_start', data: JSON.stringify(parsed) }],
+    model,
   };
 }
 

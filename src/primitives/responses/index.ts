@@ -3,7 +3,7 @@
  * connection base URL ends in /v1) with the whole history as input items and `store: false`.
  * Routing calls `responsesCannotCarry` before any I/O; the translators assume it passed.
  */
-import type { Primitive } from '../shared/types.js';
+import { modelNamed, type Primitive } from '../shared/types.js';
 import { mapResponsesError } from './error.js';
 import type { ResponsesOptions } from './options.js';
 import { buildResponsesRequest } from './request.js';
@@ -17,6 +17,7 @@ export const responsesPrimitive: Primitive<ResponsesOptions> = {
   name: 'responses',
   buildRequest: buildResponsesRequest,
   parseResponse: (body, context) => parseResponsesResponse(body, context),
+  answeredModel: (body) => modelNamed(body),
   createStreamTranslator: (context) => createResponsesStreamTranslator(context),
   mapError: mapResponsesError,
 };

@@ -11,6 +11,7 @@
 import type { ContentDelta, StreamEvent, Usage } from '../../canonical/types.js';
 import {
   frame,
+  modelNamed,
   type SseEvent,
   type StreamTranslator,
   type TranslateContext,
@@ -292,10 +293,12 @@ const toolKey = (outputIndex: number): string => `${outputIndex}`;
 
 export function createResponsesStreamTranslator(context: TranslateContext): StreamTranslator {
   let state: ResponsesStreamState = INITIAL_RESPONSES_STREAM_STATE;
+  let model: string | undefined;
   return {
     push(sse: SseEvent) {
       const event = decodeResponsesEvent(sse);
       if (event === undefined) return [];
+      if (model === undefined && 'response' in event) model = modelNamed(event.response);
       const result = step(state, event, context);
       state = result.state;
       return result.events.map(frame);
@@ -306,6 +309,7 @@ export function createResponsesStreamTranslator(context: TranslateContext): Stre
     usage() {
       return state.phase === 'finished' || state.phase === 'failed' ? state.usage : undefined;
     },
+    answeredModel: () => model,
   };
 }
 

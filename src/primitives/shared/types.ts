@@ -67,6 +67,12 @@ export interface StreamTranslator {
   /** Cumulative usage seen so far, or undefined when the upstream reported none yet. */
   usage(): Usage | undefined;
   /**
+   * The model the upstream's stream says answered (its first event that names one: message_start,
+   * the first chunk, response.created, modelVersion), or undefined while none did. Observability
+   * only (gen_ai.response.model); the client still reads the alias.
+   */
+  answeredModel(): string | undefined;
+  /**
    * Optional (a translator whose wire is the client's): whether an event of this name, in the
    * current state, would go out as exactly one frame with the same name and data and change
    * nothing. The core then forwards its bytes without decoding it or calling `push`.
@@ -78,6 +84,8 @@ export interface Primitive<Options> {
   readonly name: PrimitiveName;
   buildRequest(request: MessagesRequest, context: TranslateContext, options: Options): WireRequest;
   parseResponse(body: unknown, context: TranslateContext, options: Options): MessageResponse;
+  /** The model a 2xx answer's body says answered (`model`, or `modelVersion`), when it names one. */
+  answeredModel(body: unknown): string | undefined;
   createStreamTranslator(context: TranslateContext, options: Options): StreamTranslator;
   mapError(
     status: number,
@@ -91,4 +99,11 @@ export type PrimitiveName = 'messages' | 'chat-completions' | 'responses' | 'gen
 /** Serialise a canonical stream event for the client. */
 export function frame(event: StreamEvent): ClientFrame {
   return { event: event.type, data: JSON.stringify(event) };
+}
+
+/** `value[field]` when `value` is an object whose `field` is a non-empty string (an answer's model name). */
+export function modelNamed(value: unknown, field: 'model' | 'modelVersion' = 'model'): string | undefined {
+  if (typeof value !== 'object' || value === null) return undefined;
+  const name = (value as Record<string, unknown>)[field];
+  return typeof name === 'string' && name.length > 0 ? name : undefined;
 }

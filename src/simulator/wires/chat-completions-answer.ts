@@ -42,7 +42,7 @@ export function planAnswer(body: Body, behaviour: SimBehaviour): Answer {
   return {
     id: `chatcmpl-${alphanumeric(29)}`,
     created: Math.floor(Date.now() / 1000),
-    model: body.model as string,
+    model: behaviour.answerModel ?? (body.model as string),
     text,
     calls,
     finishReason: FINISH_REASONS[stopReason],

@@ -107,7 +107,7 @@ function planAnswer(body: Body, model: string, behaviour: SimBehaviour): Answer 
   const config = isRecord(body.generationConfig) ? body.generationConfig : {};
   const cached = given.cache_read_input_tokens ?? 0;
   return {
-    model,
+    model: behaviour.answerModel ?? model,
     responseId: randomBytes(16).toString('base64url').slice(0, 22),
     text,
     calls,

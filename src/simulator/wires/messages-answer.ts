@@ -58,7 +58,7 @@ export function planAnswer(request: MessagesRequestBody, behaviour: SimBehaviour
   const given = behaviour.usage ?? {};
   return {
     id: newMessageId(),
-    model: request.model,
+    model: behaviour.answerModel ?? request.model,
     text,
     tools,
     stopReason,

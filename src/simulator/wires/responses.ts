@@ -34,6 +34,7 @@ export const responsesWire: SimWire = {
 type Body = Record<string, unknown>;
 
 interface Answer {
+  model: unknown;
   text: string | undefined;
   calls: Array<{ callId: string; name: string; arguments: string }>;
   status: 'completed' | 'incomplete';
@@ -80,6 +81,7 @@ function planAnswer(body: Body, behaviour: SimBehaviour): Answer {
     stop === 'max_tokens' ? 'max_output_tokens' : stop === 'refusal' ? 'content_filter' : undefined;
   const given = behaviour.usage ?? {};
   return {
+    model: behaviour.answerModel ?? body.model,
     text,
     calls,
     status: incompleteReason === undefined ? 'completed' : 'incomplete',
@@ -162,7 +164,7 @@ function responseObject(body: Body, answer: Answer, id: string): Body {
     instructions: body.instructions ?? null,
     max_output_tokens: body.max_output_tokens ?? null,
     metadata: body.metadata ?? {},
-    model: body.model,
+    model: answer.model,
     output: outputItems(answer),
     parallel_tool_calls: body.parallel_tool_calls ?? true,
     previous_response_id: null,
