@@ -80,6 +80,8 @@ describe('quick start configuration', () => {
     const client = new OpenAI({ baseURL: `${gateway.url}/v1`, apiKey: key });
     const moderation = await client.moderations.create({ model: 'demo-moderation', input: 'hello' });
     expect(moderation.results).toHaveLength(1);
+    const embedding = await client.embeddings.create({ model: 'demo-embed', input: 'hello' });
+    expect(embedding.data[0]!.embedding).toHaveLength(1536);
     const response = await client.responses.create({ model: 'demo', input: 'hello', max_output_tokens: 64 });
     expect(response.status).toBe('completed');
     const background = await client.responses.create({ model: 'demo', input: 'hello', background: true });
@@ -112,6 +114,7 @@ describe('quick start configuration', () => {
       '/v1/batches',
       '/v1/responses',
       '/v1/moderations',
+      '/v1/embeddings',
       '/v1/images/generations',
       '/v1/audio/speech',
       '/v1/files',

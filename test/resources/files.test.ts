@@ -12,6 +12,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { objectsFolder } from '../../src/objects/open-objects.js';
 import { call } from '../support/gateway.js';
 import { type ResourceGateway, startResourceGateway } from '../support/resource-gateway.js';
+import { sdkFailure as failure } from '../support/sdk-failure.js';
 
 let world: ResourceGateway;
 let keyA: string;
@@ -21,19 +22,6 @@ const idem = () => `files-test-${Date.now()}-${++counter}`;
 
 function upstreamFiles() {
   return world.sim.requests({ wire: 'chat-side' });
-}
-
-async function failure(
-  promise: Promise<unknown>,
-): Promise<{ status: number; error: Record<string, unknown> }> {
-  try {
-    await promise;
-  } catch (error) {
-    if (error instanceof OpenAI.APIError)
-      return { status: error.status ?? 0, error: error.error as Record<string, unknown> };
-    throw error;
-  }
-  throw new Error('expected the call to fail');
 }
 
 function projectFolder(project: string): string {

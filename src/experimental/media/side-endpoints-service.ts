@@ -1,5 +1,5 @@
 /**
- * Speech, transcriptions, images and moderations. The request's `model` is a media alias
+ * Embeddings, speech, transcriptions, images and moderations. The request's `model` is a media alias
  * (gateway/models/media-targets.ts): its first target, or its target on the Svc-Route connection,
  * gives the connection, the model id sent upstream and that model's prices. Each call:
  *   scope + Run (X-Svc-Run-ID) -> strict request check (unknown fields refused before any upstream
@@ -28,6 +28,8 @@ import type {
 } from '../../ledger/attempt-runner.js';
 import type { AttemptPlan } from '../../ledger/ledger.js';
 import {
+  embeddingInputBound,
+  embeddingsCostOf,
   imageUnitPrice,
   moderationCostOf,
   resolveImageChoice,
@@ -42,6 +44,7 @@ import { type ObjectStore, ObjectTooLargeError } from '../../objects/port.js';
 import type { ObjectOwner } from '../../objects/sweep.js';
 import { mapChatError } from '../../primitives/chat-completions/error.js';
 import {
+  embeddingsInputTokens,
   imageCount,
   SIDE_PATHS,
   transcriptionSeconds,
@@ -50,6 +53,7 @@ import { multipartBody } from '../../primitives/shared/multipart-body.js';
 import { callUpstream, readJsonBody, type UpstreamResponse } from '../../primitives/shared/upstream-call.js';
 import { callUpstreamRaw } from '../../primitives/shared/upstream-raw.js';
 import {
+  checkEmbeddings,
   checkImages,
   checkModeration,
   checkSpeech,
@@ -119,8 +123,13 @@ export class SideEndpointsService {
     return { caller, runId, connection, target, endpoint };
   }
 
-  private plan<E extends MediaEndpoint>(prepared: Prepared<E>, reservationMicrosUsd: number): AttemptPlan {
+  private plan<E extends MediaEndpoint>(
+    prepared: Prepared<E>,
+    reservationMicrosUsd: number,
+    worstCaseTokens?: number,
+  ): AttemptPlan {
     return {
+      ...(worstCaseTokens === undefined ? {} : { worstCaseTokens }),
       projectId: prepared.caller.projectId,
       keyId: prepared.caller.keyId,
       runId: prepared.runId,
@@ -148,6 +157,48 @@ export class SideEndpointsService {
       answer: result.answer,
       headers: { 'svc-route': prepared.connection.name, 'svc-attempt-id': result.attemptId },
     };
+  }
+
+  /**
+   * Reserved at the input bound (ledger/resource-pricing.ts), which is also the call's worst case
+   * against tokens-per-minute limits; settled at the input tokens the upstream reports (none
+   * reported: the reservation is committed). `encoding_format` goes upstream as sent and the
+   * answer comes back as the upstream wrote it (base64 = little-endian float32, decoded by the SDK).
+   */
+  async embeddings(call: SideCall): Promise<SideAnswer> {
+    const request = checkEmbeddings(call.body);
+    const prepared = this.prepare(call.caller, call.headers, 'embeddings', request.model);
+    const price = prepared.target.price;
+    const bound = embeddingInputBound(request.input);
+    const { answer, headers } = await this.run(
+      prepared,
+      this.plan(prepared, embeddingsCostOf(price, bound), bound),
+      new SideExchange(
+        prepared.connection,
+        SIDE_PATHS.embeddings,
+        upstream(request, prepared),
+        async (response) => {
+          const body = await jsonAnswer(response, prepared.connection);
+          const tokens = embeddingsInputTokens(body);
+          const model = (body as { model?: unknown }).model;
+          return {
+            answer: body,
+            responseModel: typeof model === 'string' ? model : null,
+            costMicrosUsd: tokens === undefined ? null : embeddingsCostOf(price, tokens),
+            usage:
+              tokens === undefined
+                ? null
+                : {
+                    inputTokens: tokens,
+                    outputTokens: 0,
+                    cacheCreationInputTokens: 0,
+                    cacheReadInputTokens: 0,
+                  },
+          };
+        },
+      ),
+    );
+    return { kind: 'json', headers, body: answer };
   }
 
   async speech(call: SideCall): Promise<SideAnswer> {
