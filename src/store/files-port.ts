@@ -30,6 +30,17 @@ export interface FileRecord {
 /** What an idempotency key already holds, looked up before any expensive work. */
 export type IdempotencyLookup = { kind: 'none' } | { kind: 'replay'; body: unknown };
 
+/** A page of a Project's files, in (created_at, id) order; expired records are not listed. */
+export interface FileListQuery {
+  /** Rows to return (the caller asks one more than it shows to learn has_more). */
+  limit: number;
+  order: 'asc' | 'desc';
+  purpose?: string | undefined;
+  /** Keyset cursor: only rows strictly after this one in the order. */
+  after?: { createdAt: string; id: string } | undefined;
+  nowIso: string;
+}
+
 export interface FilesRepository {
   /** Throws GatewayError idempotency_conflict when the key holds a different request. */
   lookupIdempotency(idempotency: Idempotency): Promise<IdempotencyLookup>;
@@ -47,6 +58,7 @@ export interface FilesRepository {
   ): Promise<boolean>;
   /** Removes the record; false when there was none. */
   remove(projectId: string, id: string): Promise<boolean>;
+  list(projectId: string, query: FileListQuery): Promise<FileRecord[]>;
   /** Records whose expires_at <= now, oldest first. */
   listExpired(nowIso: string, limit: number): Promise<FileRecord[]>;
 }
