@@ -246,7 +246,9 @@ describe('money and limits through the attempt runner', () => {
     });
     expect(limited.status).toBe(201);
     const once = world.client(limited.body.secret as string);
-    await once.embeddings.create({ model: 'embed-small', input: 'abcd' });
+    const first = await once.embeddings.create({ model: 'embed-small', input: 'abcd' }).withResponse();
+    expect(first.response.headers.get('x-ratelimit-limit-requests')).toBe('1');
+    expect(first.response.headers.get('x-ratelimit-remaining-requests')).toBe('0');
     const refused = await failure(once.embeddings.create({ model: 'embed-small', input: 'abcd' }));
     expect(refused).toMatchObject({ status: 429, error: { type: 'rate_limit_error' } });
 
