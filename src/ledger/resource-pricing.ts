@@ -126,18 +126,20 @@ export const EMBEDDING_SPECIAL_TOKENS_PER_INPUT = 2;
  * EMBEDDING_SPECIAL_TOKENS_PER_INPUT.
  */
 export function embeddingInputBound(
-  input: string | readonly string[] | readonly (number | readonly number[])[],
+  input: string | readonly string[] | readonly number[] | readonly number[][],
 ): number {
-  const items: ReadonlyArray<string | number | readonly number[]> =
-    typeof input === 'string' ? [input] : input;
-  if (items.length > 0 && typeof items[0] === 'number') {
-    return items.length + EMBEDDING_SPECIAL_TOKENS_PER_INPUT;
-  }
-  return items.reduce<number>((sum, item) => {
-    const tokens =
-      typeof item === 'string' ? Buffer.byteLength(item, 'utf8') : typeof item === 'number' ? 1 : item.length;
-    return sum + tokens + EMBEDDING_SPECIAL_TOKENS_PER_INPUT;
-  }, 0);
+  // One input: a string or a token array; several: an array of strings or of token arrays.
+  const inputs: ReadonlyArray<string | readonly number[]> =
+    typeof input === 'string' || typeof input[0] === 'number'
+      ? [input as string | readonly number[]]
+      : (input as ReadonlyArray<string | readonly number[]>);
+  return inputs.reduce(
+    (sum, item) =>
+      sum +
+      (typeof item === 'string' ? Buffer.byteLength(item, 'utf8') : item.length) +
+      EMBEDDING_SPECIAL_TOKENS_PER_INPUT,
+    0,
+  );
 }
 
 export function embeddingsCostOf(price: EmbeddingsPriceConfig, inputTokens: number): number {
