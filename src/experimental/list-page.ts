@@ -41,7 +41,7 @@ export function pageRequest(
   return { limit, after };
 }
 
-/** An `after` id that names no listable object of the caller's Project. */
+/** An `after` id that names no object of the caller's Project. */
 export function unknownCursor(after: string): GatewayError {
   return invalid('after', `no object with id ${after} to page after (it may have been deleted)`);
 }
