@@ -11,8 +11,13 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { EMBEDDING_SPECIAL_TOKENS_PER_INPUT } from '../../src/ledger/resource-pricing.js';
 import { simulatedVector } from '../../src/simulator/wires/chat-embeddings.js';
 import { Api } from '../governance/support.js';
-import { type ResourceGateway, startResourceGateway } from '../support/resource-gateway.js';
+import {
+  type ResourceGateway,
+  simulatedConnections,
+  startResourceGateway,
+} from '../support/resource-gateway.js';
 import { sdkFailure as failure } from '../support/sdk-failure.js';
+import { type SimulatorWorld, startSimulatorWorld } from '../support/simulator-world.js';
 
 const PRICE = { input_per_mtok_micros: 20_000_000, request_fee_micros: 7 }; // 20 micro-USD per token
 
@@ -258,5 +263,71 @@ describe('money and limits through the attempt runner', () => {
     expect((await only.embeddings.create({ model: 'embed-free', input: 'x' })).data).toHaveLength(1);
     const denied = await failure(only.embeddings.create({ model: 'embed-small', input: 'x' }));
     expect(denied).toMatchObject({ status: 403, error: { code: 'model_not_allowed' } });
+  });
+});
+
+describe('fallback along the alias targets', () => {
+  let fallbackWorld: SimulatorWorld;
+  let fallbackKey: string;
+
+  beforeAll(async () => {
+    fallbackWorld = await startSimulatorWorld({
+      environment: { SIM_UPSTREAM_KEY: 'sk-simulated-upstream' },
+      config: (simUrl) => ({
+        connections: [
+          ...simulatedConnections(simUrl),
+          {
+            name: 'sim-compat',
+            profile: 'compat.chat-embeddings.v1',
+            base_url: `${simUrl}/v1`,
+            auth: { scheme: 'none' },
+          },
+        ],
+        models: [
+          {
+            alias: 'embed-any',
+            endpoint: 'embeddings',
+            targets: [
+              { connection: 'sim-chat', model: 'up-first', price: PRICE },
+              { connection: 'sim-compat', model: 'up-second', price: { input_per_mtok_micros: 10_000_000 } },
+            ],
+          },
+        ],
+      }),
+    });
+    fallbackKey = await fallbackWorld.gateway.key('prj_a', ['inference']);
+  });
+  afterAll(async () => fallbackWorld?.close());
+
+  it('moves on after a retryable failure, names it in svc-route-skipped, and charges each target its own', async () => {
+    fallbackWorld.sim.setBehaviour({ status: 503 }, { model: 'up-first', times: 1 });
+    const client = fallbackWorld.client(fallbackKey);
+    const answered = await client.embeddings.create({ model: 'embed-any', input: 'abcd' }).withResponse();
+    expect(answered.data.model).toBe('up-second');
+    expect(answered.response.headers.get('svc-route')).toBe('sim-compat');
+    expect(answered.response.headers.get('svc-route-skipped')).toMatch(/^sim-chat=failed: /);
+    const audit = await fallbackWorld.gateway.store.listAudit({ projectId: 'prj_a', limit: 10 });
+    expect(
+      audit.map((entry) => [entry.connection, entry.upstreamModel, entry.outcome, entry.costMicrosUsd]),
+    ).toEqual([
+      ['sim-chat', 'up-first', 'refused_upstream', 0],
+      ['sim-compat', 'up-second', 'completed', 10],
+    ]);
+  });
+
+  it('does not fall back on a client error, and Svc-Route pins one target', async () => {
+    fallbackWorld.sim.setBehaviour({ status: 400, errorMessage: 'bad' }, { model: 'up-first', times: 1 });
+    const client = fallbackWorld.client(fallbackKey);
+    expect((await failure(client.embeddings.create({ model: 'embed-any', input: 'x' }))).status).toBe(400);
+    const pinned = await fallbackWorld
+      .client(fallbackKey, { 'Svc-Route': 'sim-compat' })
+      .embeddings.create({ model: 'embed-any', input: 'x' });
+    expect(pinned.model).toBe('up-second');
+    const unknown = await failure(
+      fallbackWorld
+        .client(fallbackKey, { 'Svc-Route': 'sim-vendora' })
+        .embeddings.create({ model: 'embed-any', input: 'x' }),
+    );
+    expect(unknown).toMatchObject({ status: 400, error: { param: 'svc-route' } });
   });
 });
