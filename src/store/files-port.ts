@@ -46,7 +46,7 @@ export interface FilesRepository {
   lookupIdempotency(idempotency: Idempotency): Promise<IdempotencyLookup>;
   /** Inserts the record and stores its rendered response under the key, in one transaction. */
   create(record: FileRecord, idempotency: Idempotency, render: Render<FileRecord>): Promise<IdempotentResult>;
-  /** Inserts a record the gateway generated itself (no idempotency key). */
+  /** Inserts a record without an idempotency key: one the gateway generated, or an upload sent without one. */
   insert(record: FileRecord): Promise<void>;
   get(projectId: string, id: string): Promise<FileRecord | undefined>;
   /** Sets status and status_details; false when the record is gone. */
