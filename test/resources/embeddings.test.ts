@@ -9,8 +9,11 @@
 import type OpenAI from 'openai';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { EMBEDDING_SPECIAL_TOKENS_PER_INPUT } from '../../src/ledger/resource-pricing.js';
+import { createObservability } from '../../src/observability/observability.js';
 import { simulatedVector } from '../../src/simulator/wires/chat-embeddings.js';
 import { Api } from '../governance/support.js';
+import { strictSamples } from '../observability/support.js';
+import { call } from '../support/gateway.js';
 import {
   type ResourceGateway,
   simulatedConnections,
@@ -272,6 +275,7 @@ describe('fallback along the alias targets', () => {
 
   beforeAll(async () => {
     fallbackWorld = await startSimulatorWorld({
+      observability: createObservability({ metrics: true, tracing: false }),
       environment: { SIM_UPSTREAM_KEY: 'sk-simulated-upstream' },
       config: (simUrl) => ({
         connections: [
@@ -295,7 +299,7 @@ describe('fallback along the alias targets', () => {
         ],
       }),
     });
-    fallbackKey = await fallbackWorld.gateway.key('prj_a', ['inference']);
+    fallbackKey = await fallbackWorld.gateway.key('prj_a', ['inference', 'governance:read']);
   });
   afterAll(async () => fallbackWorld?.close());
 
@@ -313,6 +317,33 @@ describe('fallback along the alias targets', () => {
       ['sim-chat', 'up-first', 'refused_upstream', 0],
       ['sim-compat', 'up-second', 'completed', 10],
     ]);
+    // The metrics of both attempts and of the fallback, under the embeddings operation.
+    const scraped = await call(fallbackWorld.gateway.url, 'GET', '/metrics', { key: fallbackKey });
+    expect(scraped.status, JSON.stringify(scraped.body)).toBe(200);
+    const samples = strictSamples(scraped.body as string);
+    const one = (name: string, labels: Record<string, string>) =>
+      samples.filter(
+        (sample) =>
+          sample.name === name &&
+          Object.entries(labels).every(([label, value]) => sample.labels[label] === value),
+      );
+    expect(
+      one('svc_fallbacks_total', {
+        alias: 'embed-any',
+        from_connection: 'sim-chat',
+        to_connection: 'sim-compat',
+      }).map((sample) => sample.value),
+    ).toEqual([1]);
+    expect(
+      one('svc_cost_micros_usd_total', { alias: 'embed-any', connection: 'sim-compat' }).map(
+        (sample) => sample.value,
+      ),
+    ).toEqual([10]);
+    const durations = one('gen_ai_client_operation_duration_seconds_count', {
+      gen_ai_operation_name: 'embeddings',
+      connection: 'sim-compat',
+    });
+    expect(durations.map((sample) => sample.value)).toEqual([1]);
   });
 
   it('does not fall back on a client error, and Svc-Route pins one target', async () => {
