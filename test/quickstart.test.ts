@@ -7,7 +7,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Anthropic from '@anthropic-ai/sdk';
-import OpenAI from 'openai';
+import OpenAI, { toFile } from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseDocument } from 'yaml';
 import { parseConfig } from '../src/config/load.js';
@@ -80,6 +80,26 @@ describe('quick start configuration', () => {
     const client = new OpenAI({ baseURL: `${gateway.url}/v1`, apiKey: key });
     const moderation = await client.moderations.create({ model: 'demo-moderation', input: 'hello' });
     expect(moderation.results).toHaveLength(1);
+    const embedding = await client.embeddings.create({ model: 'demo-embed', input: 'hello' });
+    expect(embedding.data[0]!.embedding).toHaveLength(1536);
+    // Files and batches with nothing but the base URL and the key (no Idempotency-Key, no Svc-Route).
+    const line = {
+      custom_id: 'q',
+      method: 'POST',
+      url: '/v1/chat/completions',
+      body: { model: 'demo', messages: [{ role: 'user', content: 'hi' }], max_tokens: 16 },
+    };
+    const file = await client.files.create({
+      file: await toFile(Buffer.from(`${JSON.stringify(line)}\n`), 'in.jsonl'),
+      purpose: 'batch',
+    });
+    const batch = await client.batches.create({
+      input_file_id: file.id,
+      endpoint: '/v1/chat/completions',
+      completion_window: '24h',
+    });
+    expect((await client.files.list()).data.map((each) => each.id)).toContain(file.id);
+    expect((await client.batches.list()).data.map((each) => each.id)).toEqual([batch.id]);
     const response = await client.responses.create({ model: 'demo', input: 'hello', max_output_tokens: 64 });
     expect(response.status).toBe('completed');
     const background = await client.responses.create({ model: 'demo', input: 'hello', background: true });
@@ -112,6 +132,7 @@ describe('quick start configuration', () => {
       '/v1/batches',
       '/v1/responses',
       '/v1/moderations',
+      '/v1/embeddings',
       '/v1/images/generations',
       '/v1/audio/speech',
       '/v1/files',

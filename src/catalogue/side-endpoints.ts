@@ -1,6 +1,6 @@
 /**
  * Which profiles serve the experimental endpoints. Batches: the wires with an upstream batch API;
- * responses: the responses wire. The side endpoints (speech, transcriptions, images,
+ * responses: the responses wire. The side endpoints (embeddings, speech, transcriptions, images,
  * moderations): the chat-embeddings family, whose upstreams expose them on the chat-completions
  * wire. Files are served by every chat-completions profile (uploaded upstream) and every
  * vendora-wire profile (stored only).
@@ -26,7 +26,8 @@ export type ResourceEndpoint =
   | 'audio.speech'
   | 'audio.transcriptions'
   | 'images.generations'
-  | 'moderations';
+  | 'moderations'
+  | 'embeddings';
 
 export function servesResource(row: ProfileRow, endpoint: ResourceEndpoint): boolean {
   switch (endpoint) {
@@ -40,6 +41,7 @@ export function servesResource(row: ProfileRow, endpoint: ResourceEndpoint): boo
     case 'audio.transcriptions':
     case 'images.generations':
     case 'moderations':
+    case 'embeddings':
       return (SIDE_ENDPOINT_PROFILES as readonly string[]).includes(row.id);
     default: {
       const never: never = endpoint;

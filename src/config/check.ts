@@ -15,6 +15,7 @@ export const EXPERIMENTAL_ENDPOINTS = [
   'audio.transcriptions',
   'images.generations',
   'moderations',
+  'embeddings',
 ] as const;
 
 export function checkConfigSemantics(config: Config, environment: NodeJS.ProcessEnv): string[] {

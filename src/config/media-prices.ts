@@ -8,6 +8,7 @@ export function mediaPriceProblems(model: MediaModelConfig, at: string): string[
   switch (model.endpoint) {
     case 'audio.speech':
     case 'moderations':
+    case 'embeddings':
       return [];
     case 'audio.transcriptions':
       return model.targets.flatMap((target, index) => {

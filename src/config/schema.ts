@@ -235,6 +235,14 @@ const ModerationPriceSchema = T.Object(
   { per_request_micros: NonNegativeInteger },
   { additionalProperties: false },
 );
+/** Embeddings bill input tokens only (the usage the upstream reports), plus an optional fee per request. */
+const EmbeddingsPriceSchema = T.Object(
+  {
+    input_per_mtok_micros: NonNegativeInteger,
+    request_fee_micros: T.Integer({ minimum: 0, default: 0 }),
+  },
+  { additionalProperties: false },
+);
 
 function mediaModel<E extends string, P extends TSchema>(endpoint: E, price: P) {
   return T.Object(
@@ -257,6 +265,7 @@ export const SpeechModelSchema = mediaModel('audio.speech', SpeechPriceSchema);
 export const TranscriptionModelSchema = mediaModel('audio.transcriptions', TranscriptionPriceSchema);
 export const ImagesModelSchema = mediaModel('images.generations', ImagePriceSchema);
 export const ModerationModelSchema = mediaModel('moderations', ModerationPriceSchema);
+export const EmbeddingsModelSchema = mediaModel('embeddings', EmbeddingsPriceSchema);
 
 /** The schema of one `models` entry, chosen by its `endpoint` (config/model-entries.ts validates by it). */
 export const MODEL_SCHEMAS = {
@@ -265,6 +274,7 @@ export const MODEL_SCHEMAS = {
   'audio.transcriptions': TranscriptionModelSchema,
   'images.generations': ImagesModelSchema,
   moderations: ModerationModelSchema,
+  embeddings: EmbeddingsModelSchema,
 } as const;
 export type ModelEndpoint = keyof typeof MODEL_SCHEMAS;
 export const MODEL_ENDPOINTS = Object.keys(MODEL_SCHEMAS) as ModelEndpoint[];
@@ -487,6 +497,7 @@ export type SpeechPriceConfig = Static<typeof SpeechPriceSchema>;
 export type TranscriptionPriceConfig = Static<typeof TranscriptionPriceSchema>;
 export type ImagePriceConfig = Static<typeof ImagePriceSchema>;
 export type ModerationPriceConfig = Static<typeof ModerationPriceSchema>;
+export type EmbeddingsPriceConfig = Static<typeof EmbeddingsPriceSchema>;
 export type MediaModelConfig = Exclude<AnyModelConfig, ModelConfig>;
 export type MediaEndpoint = MediaModelConfig['endpoint'];
 

@@ -24,6 +24,14 @@ export function checkIdempotencyKey(header: string | string[] | undefined): stri
   return header;
 }
 
+/**
+ * The Idempotency-Key of an endpoint where it is optional (POST /v1/files, /v1/batches: stock SDKs
+ * send none): absent means no replay protection; present, it must be legal.
+ */
+export function optionalIdempotencyKey(header: string | string[] | undefined): string | undefined {
+  return header === undefined ? undefined : checkIdempotencyKey(header);
+}
+
 export interface IdempotencyRequest {
   projectId: string;
   keyId: string;

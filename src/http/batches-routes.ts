@@ -33,6 +33,11 @@ export function registerBatchesRoutes(app: FastifyInstance, deps: BatchesRouteDe
     return reply.send(answer.body);
   });
 
+  app.get('/v1/batches', async (request, reply) => {
+    const query = (request.query ?? {}) as Record<string, unknown>;
+    return reply.send((await deps.batches.list(await caller(request), query)).body);
+  });
+
   app.get<IdParams>('/v1/batches/:id', async (request, reply) => {
     return reply.send((await deps.batches.get(await caller(request), request.params.id)).body);
   });

@@ -1,11 +1,11 @@
 /**
- * /v1/files (vendorb dialect). Thin: authenticate, `inference` scope, Idempotency-Key on upload,
+ * /v1/files (vendorb dialect). Thin: authenticate, `inference` scope, optional Idempotency-Key on upload,
  * then the files use case. The upload is multipart and streamed to the object store; content is
  * streamed back from it.
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { FilesService } from '../experimental/files/files-service.js';
-import { checkIdempotencyKey } from '../governance/idempotency.js';
+import { optionalIdempotencyKey } from '../governance/idempotency.js';
 import { requestRecordOf } from '../observability/http-hooks.js';
 import { type Authenticator, requireScopes } from './auth.js';
 import { abandonBody, checkMultipart, formParts, registerMultipart } from './multipart-form.js';
@@ -29,7 +29,7 @@ export function registerFilesRoutes(app: FastifyInstance, deps: FilesRouteDeps):
     await registerMultipart(scope, deps.maxUploadBytes);
     scope.post('/v1/files', async (request, reply) => {
       const who = await caller(request);
-      const idempotencyKey = checkIdempotencyKey(request.headers['idempotency-key']);
+      const idempotencyKey = optionalIdempotencyKey(request.headers['idempotency-key']);
       checkMultipart(request, deps.maxUploadBytes);
       try {
         const result = await deps.files.upload({
@@ -44,6 +44,10 @@ export function registerFilesRoutes(app: FastifyInstance, deps: FilesRouteDeps):
         throw error;
       }
     });
+  });
+
+  app.get('/v1/files', async (request) => {
+    return deps.files.list(await caller(request), (request.query ?? {}) as Record<string, unknown>);
   });
 
   app.get<IdParams>('/v1/files/:id', async (request) => {

@@ -1,5 +1,5 @@
 /**
- * /v1/audio/speech, /v1/audio/transcriptions, /v1/images/generations, /v1/moderations (vendorb
+ * /v1/embeddings, /v1/audio/speech, /v1/audio/transcriptions, /v1/images/generations, /v1/moderations (vendorb
  * dialect). Thin: authenticate, hand the body (JSON, or the multipart parts of a transcription) to
  * the use case, write JSON, text or the streamed audio with the upstream's content type.
  */
@@ -54,6 +54,9 @@ export function registerSideEndpointRoutes(app: FastifyInstance, deps: SideRoute
     return { caller, headers: request.headers, body: request.body };
   }
 
+  app.post('/v1/embeddings', async (request, reply) =>
+    send(reply, await deps.side.embeddings(await jsonCall(request))),
+  );
   app.post('/v1/audio/speech', async (request, reply) =>
     send(reply, await deps.side.speech(await jsonCall(request))),
   );

@@ -2,6 +2,9 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { ImagePriceConfig } from '../config/schema.js';
 import {
+  EMBEDDING_SPECIAL_TOKENS_PER_INPUT,
+  embeddingInputBound,
+  embeddingsCostOf,
   imageUnitPrice,
   moderationCostOf,
   resolveImageChoice,
@@ -85,5 +88,34 @@ describe('media alias pricing', () => {
 
   it('prices moderations per request', () => {
     expect(moderationCostOf({ per_request_micros: 100 })).toBe(100);
+  });
+});
+
+describe('embeddings', () => {
+  const extra = EMBEDDING_SPECIAL_TOKENS_PER_INPUT;
+
+  it('bounds strings by UTF-8 bytes and token arrays by length, plus the special tokens of each input', () => {
+    expect(embeddingInputBound('東京')).toBe(6 + extra);
+    expect(embeddingInputBound(['ab', 'cde'])).toBe(5 + 2 * extra);
+    expect(embeddingInputBound([5, 6, 7])).toBe(3 + extra);
+    expect(embeddingInputBound([[5, 6], [7]])).toBe(3 + 2 * extra);
+  });
+
+  it('bounds a byte-level tokenizer: one token per byte at most (fast-check)', () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.string({ minLength: 1, unit: 'binary' }), { minLength: 1, maxLength: 8 }),
+        (texts) => {
+          const worstTokens = texts.reduce((sum, text) => sum + Buffer.byteLength(text, 'utf8'), 0);
+          expect(embeddingInputBound(texts)).toBeGreaterThanOrEqual(worstTokens);
+        },
+      ),
+    );
+  });
+
+  it('prices input tokens per million, rounded up, plus the request fee', () => {
+    expect(embeddingsCostOf({ input_per_mtok_micros: 20_000, request_fee_micros: 0 }, 1)).toBe(1);
+    expect(embeddingsCostOf({ input_per_mtok_micros: 20_000, request_fee_micros: 5 }, 100)).toBe(7);
+    expect(embeddingsCostOf({ input_per_mtok_micros: 20_000, request_fee_micros: 0 }, 0)).toBe(0);
   });
 });

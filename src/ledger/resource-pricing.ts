@@ -11,6 +11,7 @@
  *   moderations    one fixed price per request.
  */
 import type {
+  EmbeddingsPriceConfig,
   ImagePriceConfig,
   ModerationPriceConfig,
   SpeechPriceConfig,
@@ -50,6 +51,8 @@ export function imagesCost(images: number, perImage: number): number {
 //                  omitted without a default) is reserved at the dearest matching row and settled
 //                  at the size and quality the upstream reports, if it reports a priced one.
 //   moderations    per request.
+//   embeddings     request fee + ceil(input tokens x price per million / 1e6); reserved at the input
+//                  bound (embeddingInputBound), settled at the usage the upstream reports.
 
 export function speechCostOf(price: SpeechPriceConfig, input: string): number {
   return speechCost(characterCount(input), price.per_million_characters_micros);
@@ -108,4 +111,40 @@ export function settledImageUnitPrice(
 
 export function moderationCostOf(price: ModerationPriceConfig): number {
   return price.per_request_micros;
+}
+
+/**
+ * Per input of an embeddings request, the special tokens a model may add around it (BOS/EOS,
+ * [CLS]/[SEP]): tokens that encode no byte of the text, so the byte count alone would not bound them.
+ */
+export const EMBEDDING_SPECIAL_TOKENS_PER_INPUT = 2;
+
+/**
+ * Upper bound of the input tokens of an embeddings request. A text token encodes at least one byte
+ * of UTF-8 (byte-level BPE; a byte-fallback tokenizer splits the rest into single bytes), so a
+ * string costs at most its UTF-8 byte count; a token array is counted as it is. Each input adds
+ * EMBEDDING_SPECIAL_TOKENS_PER_INPUT.
+ */
+export function embeddingInputBound(
+  input: string | readonly string[] | readonly number[] | readonly number[][],
+): number {
+  // One input: a string or a token array; several: an array of strings or of token arrays.
+  const inputs: ReadonlyArray<string | readonly number[]> =
+    typeof input === 'string' || typeof input[0] === 'number'
+      ? [input as string | readonly number[]]
+      : (input as ReadonlyArray<string | readonly number[]>);
+  return inputs.reduce(
+    (sum, item) =>
+      sum +
+      (typeof item === 'string' ? Buffer.byteLength(item, 'utf8') : item.length) +
+      EMBEDDING_SPECIAL_TOKENS_PER_INPUT,
+    0,
+  );
+}
+
+export function embeddingsCostOf(price: EmbeddingsPriceConfig, inputTokens: number): number {
+  return (
+    price.request_fee_micros +
+    ceilDivide(BigInt(inputTokens) * BigInt(price.input_per_mtok_micros), 1_000_000n)
+  );
 }

@@ -106,17 +106,27 @@ export type BatchPatch = Partial<
   >
 >;
 
+/** A page of a Project's batches, newest first by (created_at, id); records past delete_after are not listed. */
+export interface BatchListQuery {
+  /** Rows to return (the caller asks one more than it shows to learn has_more). */
+  limit: number;
+  /** Keyset cursor: only rows older than this one. */
+  after?: { createdAt: number; id: string } | undefined;
+  now: number;
+}
+
 export interface BatchesRepository {
   /** Replays or conflicts on a known idempotency key without writing anything. */
   findIdempotent(idempotency: Idempotency): Promise<IdempotentResult | undefined>;
   /**
    * Inserts the batch, its job (run at `jobRunAfter`) and the idempotency record in one transaction;
-   * a key stored meanwhile by a concurrent request is replayed (or conflicts) instead.
+   * a key stored meanwhile by a concurrent request is replayed (or conflicts) instead. Without an
+   * idempotency key (null), batch and job only.
    */
   create(
     batch: BatchRecord,
     jobRunAfter: number,
-    idempotency: Idempotency,
+    idempotency: Idempotency | null,
     render: Render<BatchRecord>,
   ): Promise<IdempotentResult>;
   /** The batch of this Project, or undefined (other Projects' batches do not exist for the caller). */
@@ -131,6 +141,7 @@ export interface BatchesRepository {
     fromStatuses: readonly BatchStatus[],
     patch: BatchPatch,
   ): Promise<BatchRecord | undefined>;
+  list(projectId: string, query: BatchListQuery): Promise<BatchRecord[]>;
   /** Batches whose delete_after has passed (for the sweeper). */
   listExpired(now: number, limit: number): Promise<BatchRecord[]>;
   delete(id: string): Promise<void>;

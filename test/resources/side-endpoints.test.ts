@@ -4,27 +4,16 @@
  * ledger attempt at its configured price, unknown fields and images' `user` are refused before
  * any upstream call, and async invocations and rerank answer 501.
  */
-import OpenAI, { toFile } from 'openai';
+import type OpenAI from 'openai';
+import { toFile } from 'openai';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { call } from '../support/gateway.js';
 import { type ResourceGateway, SIM_PRICES, startResourceGateway } from '../support/resource-gateway.js';
+import { sdkFailure as failure } from '../support/sdk-failure.js';
 
 let world: ResourceGateway;
 let key: string;
 let client: OpenAI;
-
-async function failure(
-  promise: Promise<unknown>,
-): Promise<{ status: number; error: Record<string, unknown> }> {
-  try {
-    await promise;
-  } catch (error) {
-    if (error instanceof OpenAI.APIError)
-      return { status: error.status ?? 0, error: error.error as Record<string, unknown> };
-    throw error;
-  }
-  throw new Error('expected the call to fail');
-}
 
 async function lastAudit() {
   const entries = await world.gateway.store.listAudit({ projectId: 'prj_a', limit: 1000 });

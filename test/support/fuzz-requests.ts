@@ -137,6 +137,11 @@ export const ROUTES: Route[] = [
   { method: 'POST', path: '/v1/audio/transcriptions', multipart: true },
   { method: 'POST', path: '/v1/images/generations', template: () => ({ prompt: 'a cat', n: 1 }) },
   { method: 'POST', path: '/v1/moderations', template: () => ({ input: 'Hi' }) },
+  {
+    method: 'POST',
+    path: '/v1/embeddings',
+    template: () => ({ model: 'text-embedding-3-small', input: ['Hi', 'there'], dimensions: 4 }),
+  },
   { method: 'POST', path: '/v1/async/invocations', template: () => ({}) },
   { method: 'GET', path: '/v1/async/invocations/{id}' },
   { method: 'POST', path: '/v1/async/invocations/{id}/cancel', template: () => ({}) },

@@ -1,7 +1,7 @@
 /**
  * A test gateway for the experimental resources, wired to an in-process simulator: a
  * chat-embeddings connection `sim-chat` (files are uploaded upstream; media aliases serve speech,
- * transcriptions, images and moderations there) and a vendora-wire connection `sim-vendora` (files are only
+ * transcriptions, images, moderations and embeddings there) and a vendora-wire connection `sim-vendora` (files are only
  * stored). Prices are small round numbers so tests can assert exact ledger costs.
  */
 import type { Clock } from '../../src/lib/clock.js';
@@ -23,7 +23,7 @@ const media = (alias: string, endpoint: string, model: string, price: unknown) =
 });
 
 /**
- * Media aliases on sim-chat. The first four are named like the vendor models they stand for and
+ * Media aliases on sim-chat. The first five are named like the vendor models they stand for and
  * send that same id upstream (priced at SIM_PRICES); the last three send a different upstream model
  * at their own prices, so tests can tell whose model and price a call used.
  */
@@ -42,6 +42,7 @@ export const SIM_MEDIA_MODELS = [
   media('omni-moderation-latest', 'moderations', 'omni-moderation-latest', {
     per_request_micros: SIM_PRICES.moderation_request_micros,
   }),
+  media('text-embedding-3-small', 'embeddings', 'text-embedding-3-small', { input_per_mtok_micros: 20_000 }),
   media('voice-hd', 'audio.speech', 'sim-tts-hd', { per_million_characters_micros: 30_000_000 }),
   media('ears-fast', 'audio.transcriptions', 'sim-whisper-fast', {
     per_second_micros: 250,

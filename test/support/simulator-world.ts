@@ -5,6 +5,7 @@
  */
 import OpenAI from 'openai';
 import type { Clock } from '../../src/lib/clock.js';
+import type { Observability } from '../../src/observability/observability.js';
 import { type Simulator, startSimulator } from '../../src/simulator/server.js';
 import { type StoreKind, startTestGateway, type TestGateway } from './gateway.js';
 
@@ -20,6 +21,7 @@ export interface SimulatorWorldOptions {
   store?: StoreKind | undefined;
   clock?: Clock | undefined;
   environment?: NodeJS.ProcessEnv;
+  observability?: Observability;
   /** The gateway's raw configuration fields, given the simulator's URL. */
   config(simUrl: string): Record<string, unknown>;
 }
@@ -32,6 +34,7 @@ export async function startSimulatorWorld(options: SimulatorWorldOptions): Promi
       ...(options.store ? { store: options.store } : {}),
       ...(options.clock ? { clock: options.clock } : {}),
       ...(options.environment ? { environment: options.environment } : {}),
+      ...(options.observability ? { observability: options.observability } : {}),
       config: options.config(sim.url),
     });
   } catch (error) {

@@ -1,7 +1,8 @@
 /**
  * POST /v1/batches, GET /v1/batches/{id}, POST /v1/batches/{id}/cancel.
  *
- * create: Idempotency-Key (governance semantics; replays answer 200 with the stored record) ->
+ * create: optional Idempotency-Key (present: governance semantics, replays answer 200 with the
+ *   stored record; absent: no replay protection, as the vendorb API has none) ->
  *   body checks -> connection (Svc-Route or endpoints.default_connections.batches): a vendora-wire
  *   connection carries the requests inline (message batches), a chat-completions one gets an input
  *   file (chat batches: messages lines translated, chat lines as they are), others have no batch
@@ -23,7 +24,7 @@ import type { Connection, Upstreams } from '../../gateway/connections.js';
 import { attachedRun } from '../../gateway/messages/call-headers.js';
 import { bindingFor } from '../../gateway/primitive-registry.js';
 import { resolveConnection } from '../../gateway/resource-route.js';
-import { checkIdempotencyKey, idempotencyFor } from '../../governance/idempotency.js';
+import { idempotencyFor, optionalIdempotencyKey } from '../../governance/idempotency.js';
 import { requireModel } from '../../governance/scopes.js';
 import type { Caller } from '../../governance/service.js';
 import { type AttemptRunner, heldAttempt } from '../../ledger/attempt-runner.js';
@@ -33,6 +34,7 @@ import { newId } from '../../lib/ids.js';
 import type { ObjectStore } from '../../objects/port.js';
 import type { BatchCarrier, BatchRecord } from '../../store/batches-port.js';
 import type { Store } from '../../store/port.js';
+import { listPage, pageRequest, unknownCursor } from '../list-page.js';
 import { checkBatchCreate } from './create-request.js';
 import { newIds, payloadKey } from './ids.js';
 import { CHAT_LINES, checkLines, MESSAGES_LINES } from './lines.js';
@@ -102,7 +104,7 @@ export class BatchService {
   async create(call: CreateBatchCall): Promise<{ body: unknown }> {
     const { config, store, upstreams, runner, objects, clock } = this.deps;
     const runId = attachedRun(call.caller, call.headers);
-    const key = checkIdempotencyKey(call.headers['idempotency-key']);
+    const key = optionalIdempotencyKey(call.headers['idempotency-key']);
     const body = checkBatchCreate(call.body);
     const connection = resolveConnection(
       upstreams,
@@ -120,17 +122,20 @@ export class BatchService {
     }
     const { projectId, keyId } = call.caller;
     const now = clock.now();
-    const idempotency = idempotencyFor({
-      projectId,
-      keyId,
-      key,
-      method: 'POST',
-      path: '/v1/batches',
-      body: { ...(call.body as Record<string, unknown>), svc_route: connection.name },
-      nowMs: now,
-      retentionMs: config.idempotency.retention_hours * 3_600_000,
-    });
-    const earlier = await store.batches.findIdempotent(idempotency);
+    const idempotency =
+      key === undefined
+        ? null
+        : idempotencyFor({
+            projectId,
+            keyId,
+            key,
+            method: 'POST',
+            path: '/v1/batches',
+            body: { ...(call.body as Record<string, unknown>), svc_route: connection.name },
+            nowMs: now,
+            retentionMs: config.idempotency.retention_hours * 3_600_000,
+          });
+    const earlier = idempotency ? await store.batches.findIdempotent(idempotency) : undefined;
     if (earlier) return { body: earlier.body };
 
     const file = await store.files.get(projectId, body.inputFileId);
@@ -232,6 +237,22 @@ export class BatchService {
     const batch = await this.deps.store.batches.get(caller.projectId, id);
     if (!batch || batch.deleteAfter <= this.deps.clock.now()) throw notFound(id);
     return batch;
+  }
+
+  /** GET /v1/batches: the Project's batches, newest first; `limit` 1-100 (default 20), `after` a batch id. */
+  async list(caller: Caller, query: Record<string, unknown>): Promise<{ body: unknown }> {
+    const page = pageRequest(query, { defaultLimit: 20, maxLimit: 100 });
+    let after: BatchRecord | undefined;
+    if (page.after !== undefined) {
+      after = await this.deps.store.batches.get(caller.projectId, page.after);
+      if (!after) throw unknownCursor(page.after);
+    }
+    const rows = await this.deps.store.batches.list(caller.projectId, {
+      limit: page.limit + 1,
+      after,
+      now: this.deps.clock.now(),
+    });
+    return { body: listPage(rows, page.limit, (batch) => batchView(batch) as { id: string }) };
   }
 
   async get(caller: Caller, id: string): Promise<{ body: unknown }> {

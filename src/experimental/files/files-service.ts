@@ -3,8 +3,9 @@
  *   1. resolve the connection (Svc-Route or the files default) before reading the body;
  *   2. stream the file part into the private object store under the new file id (atomic; the size
  *      limit stops the stream and keeps nothing); read and check the other fields;
- *   3. idempotency: a key that already holds this request replays its stored record (the new copy
- *      is discarded), a key holding another request is 409 - both before any upstream call;
+ *   3. idempotency (the Idempotency-Key is optional; without it, no replay protection): a key that
+ *      already holds this request replays its stored record (the new copy is discarded), a key
+ *      holding another request is 409 - both before any upstream call;
  *   4. chat-completions connection: upload the stored bytes upstream (streamed); vendora-wire
  *      connection: store only (its batches carry requests inline);
  *   5. commit the record and its response under the key in one transaction. A concurrent twin
@@ -38,6 +39,7 @@ import {
 import { callUpstreamRaw } from '../../primitives/shared/upstream-raw.js';
 import type { FileRecord } from '../../store/files-port.js';
 import type { Store } from '../../store/port.js';
+import { listPage, pageRequest, queryText, unknownCursor } from '../list-page.js';
 
 export const FILE_TTL_SECONDS = 30 * 86_400;
 const MIN_TTL_SECONDS = 3600;
@@ -45,7 +47,8 @@ export const FILE_PURPOSES = ['assistants', 'batch', 'fine-tune', 'vision', 'use
 
 export interface FileUpload {
   caller: Caller;
-  idempotencyKey: string;
+  /** Absent: no replay protection (stock SDKs send none). */
+  idempotencyKey: string | undefined;
   headers: Record<string, string | string[] | undefined>;
   parts: AsyncIterable<FormPart>;
 }
@@ -127,23 +130,26 @@ export class FilesService {
       });
       const checked = checkFields(fields);
       const nowMs = this.deps.clock.now();
-      const idempotency = idempotencyFor({
-        projectId,
-        keyId: upload.caller.keyId,
-        key: upload.idempotencyKey,
-        method: 'POST',
-        path: '/v1/files',
-        body: {
-          connection: connection.name,
-          purpose: checked.purpose,
-          ttl: checked.ttlSeconds,
-          ...checked.file,
-        },
-        nowMs,
-        retentionMs: this.deps.config.idempotency.retention_hours * 3_600_000,
-      });
-      const earlier = await this.deps.store.files.lookupIdempotency(idempotency);
-      if (earlier.kind === 'replay') return { status: 200, replayed: true, body: earlier.body };
+      const idempotency =
+        upload.idempotencyKey === undefined
+          ? null
+          : idempotencyFor({
+              projectId,
+              keyId: upload.caller.keyId,
+              key: upload.idempotencyKey,
+              method: 'POST',
+              path: '/v1/files',
+              body: {
+                connection: connection.name,
+                purpose: checked.purpose,
+                ttl: checked.ttlSeconds,
+                ...checked.file,
+              },
+              nowMs,
+              retentionMs: this.deps.config.idempotency.retention_hours * 3_600_000,
+            });
+      const earlier = idempotency ? await this.deps.store.files.lookupIdempotency(idempotency) : undefined;
+      if (earlier?.kind === 'replay') return { status: 200, replayed: true, body: earlier.body };
       const upstreamFileId =
         connection.row.primitive === 'chat-completions'
           ? await this.uploadUpstream(connection, projectId, id, checked)
@@ -165,7 +171,13 @@ export class FilesService {
       };
       let result: Awaited<ReturnType<Store['files']['create']>>;
       try {
-        result = await this.deps.store.files.create(record, idempotency, fileBody);
+        result = idempotency
+          ? await this.deps.store.files.create(record, idempotency, fileBody)
+          : await this.deps.store.files.insert(record).then(() => ({
+              status: 200 as const,
+              replayed: false,
+              body: fileBody(record),
+            }));
       } catch (error) {
         if (upstreamFileId !== null)
           await this.deleteUpstream(connection, upstreamFileId).catch(() => undefined);
@@ -262,6 +274,31 @@ export class FilesService {
 
   async get(caller: Caller, id: string): Promise<unknown> {
     return fileBody(await this.live(caller, id));
+  }
+
+  /**
+   * GET /v1/files: the Project's live files, newest first unless `order=asc`, optionally of one
+   * `purpose`; `limit` 1-10,000 (default 10,000, as the vendor), `after` a file id of this Project.
+   */
+  async list(caller: Caller, query: Record<string, unknown>): Promise<unknown> {
+    const page = pageRequest(query, { defaultLimit: 10_000, maxLimit: 10_000 });
+    const order = queryText(query, 'order') ?? 'desc';
+    if (order !== 'asc' && order !== 'desc')
+      throw new GatewayError('invalid_request', 'order: must be asc or desc', { param: 'order' });
+    const purpose = queryText(query, 'purpose');
+    let after: FileRecord | undefined;
+    if (page.after !== undefined) {
+      after = await this.deps.store.files.get(caller.projectId, page.after);
+      if (!after) throw unknownCursor(page.after);
+    }
+    const rows = await this.deps.store.files.list(caller.projectId, {
+      limit: page.limit + 1,
+      order,
+      purpose,
+      after,
+      nowIso: new Date(this.deps.clock.now()).toISOString(),
+    });
+    return listPage(rows, page.limit, fileBody);
   }
 
   async content(caller: Caller, id: string): Promise<{ bytes: number; stream: Readable }> {

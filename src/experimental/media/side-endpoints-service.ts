@@ -1,7 +1,8 @@
 /**
- * Speech, transcriptions, images and moderations. The request's `model` is a media alias
+ * Embeddings, speech, transcriptions, images and moderations. The request's `model` is a media alias
  * (gateway/models/media-targets.ts): its first target, or its target on the Svc-Route connection,
- * gives the connection, the model id sent upstream and that model's prices. Each call:
+ * gives the connection, the model id sent upstream and that model's prices (embeddings fall back
+ * along the alias's targets on a retryable failure, as /v1/messages does). Each call:
  *   scope + Run (X-Svc-Run-ID) -> strict request check (unknown fields refused before any upstream
  *   call) -> alias -> target -> the attempt runner (ledger/attempt-runner.ts,
  *   which holds the settlement table) with the true worst case (ledger/resource-pricing.ts); this
@@ -17,7 +18,12 @@ import { GatewayError } from '../../errors/gateway-error.js';
 import type { Connection, Upstreams } from '../../gateway/connections.js';
 import { type FormPart, fileTooLarge, repeatedField, unknownField } from '../../gateway/form-parts.js';
 import { attachedRun } from '../../gateway/messages/call-headers.js';
-import { type MediaTarget, resolveMediaTarget } from '../../gateway/models/media-targets.js';
+import { type SkippedTarget, skippedHeader } from '../../gateway/messages/route-plan.js';
+import {
+  type MediaTarget,
+  resolveMediaTarget,
+  resolveMediaTargets,
+} from '../../gateway/models/media-targets.js';
 import { requireModel } from '../../governance/scopes.js';
 import type { Caller } from '../../governance/service.js';
 import type {
@@ -28,6 +34,8 @@ import type {
 } from '../../ledger/attempt-runner.js';
 import type { AttemptPlan } from '../../ledger/ledger.js';
 import {
+  embeddingInputBound,
+  embeddingsCostOf,
   imageUnitPrice,
   moderationCostOf,
   resolveImageChoice,
@@ -42,6 +50,7 @@ import { type ObjectStore, ObjectTooLargeError } from '../../objects/port.js';
 import type { ObjectOwner } from '../../objects/sweep.js';
 import { mapChatError } from '../../primitives/chat-completions/error.js';
 import {
+  embeddingsInputTokens,
   imageCount,
   SIDE_PATHS,
   transcriptionSeconds,
@@ -50,6 +59,7 @@ import { multipartBody } from '../../primitives/shared/multipart-body.js';
 import { callUpstream, readJsonBody, type UpstreamResponse } from '../../primitives/shared/upstream-call.js';
 import { callUpstreamRaw } from '../../primitives/shared/upstream-raw.js';
 import {
+  checkEmbeddings,
   checkImages,
   checkModeration,
   checkSpeech,
@@ -113,14 +123,28 @@ export class SideEndpointsService {
   ): Prepared<E> {
     const runId = attachedRun(caller, headers);
     const target = resolveMediaTarget(this.deps.config, endpoint, model, headers['svc-route']);
+    return this.prepared(caller, runId, endpoint, target);
+  }
+
+  private prepared<E extends MediaEndpoint>(
+    caller: Caller,
+    runId: string | null,
+    endpoint: E,
+    target: MediaTarget<E>,
+  ): Prepared<E> {
     const connection = this.deps.upstreams.connections.get(target.connection);
     if (!connection)
       throw new Error(`media alias ${target.alias}: connection ${target.connection} is not built`);
     return { caller, runId, connection, target, endpoint };
   }
 
-  private plan<E extends MediaEndpoint>(prepared: Prepared<E>, reservationMicrosUsd: number): AttemptPlan {
+  private plan<E extends MediaEndpoint>(
+    prepared: Prepared<E>,
+    reservationMicrosUsd: number,
+    worstCaseTokens?: number,
+  ): AttemptPlan {
     return {
+      ...(worstCaseTokens === undefined ? {} : { worstCaseTokens }),
       projectId: prepared.caller.projectId,
       keyId: prepared.caller.keyId,
       runId: prepared.runId,
@@ -148,6 +172,61 @@ export class SideEndpointsService {
       answer: result.answer,
       headers: { 'svc-route': prepared.connection.name, 'svc-attempt-id': result.attemptId },
     };
+  }
+
+  /**
+   * Reserved at the input bound (ledger/resource-pricing.ts), which is also the call's worst case
+   * against tokens-per-minute limits; settled at the input tokens the upstream reports (none
+   * reported: the reservation is committed). `encoding_format` goes upstream as sent and the
+   * answer comes back as the upstream wrote it (base64 = little-endian float32, decoded by the SDK).
+   * The alias's targets are tried in order (one attempt each, as on /v1/messages): a retryable
+   * failure moves on to the next target and is named in `svc-route-skipped`; Svc-Route pins one.
+   */
+  async embeddings(call: SideCall): Promise<SideAnswer> {
+    const request = checkEmbeddings(call.body);
+    const runId = attachedRun(call.caller, call.headers);
+    const targets = resolveMediaTargets(
+      this.deps.config,
+      'embeddings',
+      request.model,
+      call.headers['svc-route'],
+    );
+    const bound = embeddingInputBound(request.input);
+    const record = call.caller.request;
+    const skipped: SkippedTarget[] = [];
+    let failed: { connection: string; error: GatewayError } | undefined;
+    for (const target of targets) {
+      const prepared = this.prepared(call.caller, runId, 'embeddings', target);
+      if (failed)
+        this.deps.runner.fallback(
+          target.alias,
+          failed.connection,
+          target.connection,
+          failed.error.code,
+          record,
+        );
+      const result = await this.deps.runner.call(
+        this.plan(prepared, embeddingsCostOf(target.price, bound), bound),
+        new SideExchange(
+          prepared.connection,
+          SIDE_PATHS.embeddings,
+          upstream(request, prepared),
+          (response) => readEmbeddings(response, prepared),
+        ),
+      );
+      if (result.ok) {
+        const headers: Record<string, string> = {
+          'svc-route': target.connection,
+          'svc-attempt-id': result.attemptId,
+        };
+        if (skipped.length > 0) headers['svc-route-skipped'] = skippedHeader(skipped);
+        return { kind: 'json', headers, body: result.answer };
+      }
+      if (!result.retryable) throw result.error;
+      failed = { connection: target.connection, error: result.error };
+      skipped.push({ connection: target.connection, reasons: [`failed: ${result.error.message}`] });
+    }
+    throw failed?.error ?? new GatewayError('upstream_unavailable', 'No upstream answered.');
   }
 
   async speech(call: SideCall): Promise<SideAnswer> {
@@ -330,6 +409,25 @@ export class SideEndpointsService {
 /** The body sent upstream: the client's request with the alias replaced by the target's model id. */
 function upstream<E extends MediaEndpoint>(request: object, prepared: Prepared<E>): Record<string, unknown> {
   return { ...request, model: prepared.target.upstreamModel };
+}
+
+/** An embeddings answer: its cost from the reported input tokens (none reported: unknown). */
+async function readEmbeddings(
+  response: UpstreamResponse,
+  prepared: Prepared<'embeddings'>,
+): Promise<ReadAnswer<unknown>> {
+  const body = await jsonAnswer(response, prepared.connection);
+  const tokens = embeddingsInputTokens(body);
+  const model = (body as { model?: unknown }).model;
+  return {
+    answer: body,
+    responseModel: typeof model === 'string' ? model : null,
+    costMicrosUsd: tokens === undefined ? null : embeddingsCostOf(prepared.target.price, tokens),
+    usage:
+      tokens === undefined
+        ? null
+        : { inputTokens: tokens, outputTokens: 0, cacheCreationInputTokens: 0, cacheReadInputTokens: 0 },
+  };
 }
 
 /** Reads a JSON answer; an unreadable one is thrown (the runner commits the reservation: the upstream may have billed). */

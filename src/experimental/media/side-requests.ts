@@ -132,3 +132,61 @@ export function checkTranscription(values: ReadonlyMap<TranscriptionField, strin
     responseFormat: format as TranscriptionRequest['responseFormat'],
   };
 }
+
+// ---- embeddings -----------------------------------------------------------------------------------
+
+/** The most inputs one embeddings request may carry (the vendorb limit). */
+export const MAX_EMBEDDING_INPUTS = 2048;
+
+export const EmbeddingsBody = T.Object(
+  {
+    model: Text,
+    /** Checked by checkEmbeddingsInput, which names what is wrong with it. */
+    input: T.Unknown(),
+    encoding_format: T.Optional(T.Union([T.Literal('float'), T.Literal('base64')])),
+    dimensions: T.Optional(T.Integer({ minimum: 1 })),
+    user: T.Optional(T.String()),
+  },
+  { additionalProperties: false },
+);
+
+export type EmbeddingsInput = string | string[] | number[] | number[][];
+export type EmbeddingsRequest = Omit<Static<typeof EmbeddingsBody>, 'input'> & { input: EmbeddingsInput };
+
+const isToken = (value: unknown): value is number => Number.isInteger(value) && (value as number) >= 0;
+
+/** A string, an array of strings, an array of tokens or an array of token arrays; nothing empty. */
+function checkEmbeddingsInput(input: unknown): EmbeddingsInput {
+  const wrong = (message: string) => invalid('input', message);
+  if (typeof input === 'string') {
+    if (input === '') throw wrong('must not be an empty string');
+    return input;
+  }
+  if (!Array.isArray(input))
+    throw wrong('must be a string, an array of strings, an array of tokens or an array of token arrays');
+  if (input.length === 0) throw wrong('must not be an empty array');
+  if (input.length > MAX_EMBEDDING_INPUTS)
+    throw wrong(`at most ${MAX_EMBEDDING_INPUTS} inputs per request (got ${input.length})`);
+  if (typeof input[0] === 'string') {
+    const bad = input.findIndex((item) => typeof item !== 'string' || item === '');
+    if (bad >= 0) throw wrong(`item ${bad}: every item of an array of strings must be a non-empty string`);
+    return input as string[];
+  }
+  if (typeof input[0] === 'number') {
+    const bad = input.findIndex((item) => !isToken(item));
+    if (bad >= 0) throw wrong(`item ${bad}: every item of a token array must be a non-negative integer`);
+    return input as number[];
+  }
+  input.forEach((item, index) => {
+    if (!Array.isArray(item) || item.length === 0 || !item.every(isToken))
+      throw wrong(
+        `item ${index}: every item of an array of token arrays must be a non-empty array of non-negative integers`,
+      );
+  });
+  return input as number[][];
+}
+
+export function checkEmbeddings(body: unknown): EmbeddingsRequest {
+  const request = validateBody(EmbeddingsBody, body);
+  return { ...request, input: checkEmbeddingsInput(request.input) };
+}

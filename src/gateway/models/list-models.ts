@@ -8,7 +8,7 @@
  *   messages alias  /v1/messages, /v1/messages/count_tokens (when a target's profile counts
  *                   tokens), /v1/responses, /v1/batches (when a target's wire has batches:
  *                   messages or chat-completions)
- *   media alias     its own endpoint (/v1/audio/speech, /v1/audio/transcriptions,
+ *   media alias     its own endpoint (/v1/embeddings, /v1/audio/speech, /v1/audio/transcriptions,
  *                   /v1/images/generations, /v1/moderations)
  */
 import { findProfile } from '../../catalogue/profiles.js';
@@ -36,6 +36,7 @@ const MEDIA_PATHS = {
   'audio.transcriptions': '/v1/audio/transcriptions',
   'images.generations': '/v1/images/generations',
   moderations: '/v1/moderations',
+  embeddings: '/v1/embeddings',
 } as const satisfies Record<MediaEndpoint, string>;
 
 export function endpointsOf(model: AnyModelConfig, config: Config): string[] {

@@ -1,7 +1,8 @@
 /**
- * Which upstream model serves a media request (speech, transcription, image, moderation): the
- * request's `model` is a media alias of that endpoint; the first target serves it, or, when
- * `Svc-Route` names a connection, the alias's first target on that connection. The target gives
+ * Which upstream model serves a media request (embeddings, speech, transcription, image,
+ * moderation): the request's `model` is a media alias of that endpoint; the first target serves it,
+ * or, when `Svc-Route` names a connection, the alias's first target on that connection. Embeddings
+ * fall back along the alias's targets in order (resolveMediaTargets). The target gives
  * the connection, the model id sent upstream and the prices the ledger reserves and settles at.
  * Pure over the configuration; every refusal names what to send instead.
  */
@@ -21,6 +22,16 @@ export function resolveMediaTarget<E extends MediaEndpoint>(
   model: string | undefined,
   svcRoute: string | string[] | undefined,
 ): MediaTarget<E> {
+  return resolveMediaTargets(config, endpoint, model, svcRoute)[0]!;
+}
+
+/** Every target of the alias in order, or only the first one on the Svc-Route connection. */
+export function resolveMediaTargets<E extends MediaEndpoint>(
+  config: Config,
+  endpoint: E,
+  model: string | undefined,
+  svcRoute: string | string[] | undefined,
+): MediaTarget<E>[] {
   const serving = config.models
     .filter((candidate) => candidate.endpoint === endpoint)
     .map((candidate) => candidate.alias);
@@ -56,9 +67,8 @@ export function resolveMediaTarget<E extends MediaEndpoint>(
   if (Array.isArray(svcRoute)) {
     throw new GatewayError('invalid_request', 'Svc-Route: send the header once.', { param: 'svc-route' });
   }
-  const target =
-    svcRoute === undefined ? targets[0] : targets.find((candidate) => candidate.connection === svcRoute);
-  if (!target) {
+  const pinned = svcRoute === undefined ? undefined : targets.find((each) => each.connection === svcRoute);
+  if (svcRoute !== undefined && !pinned) {
     const names = targets.map((candidate) => candidate.connection).join(', ');
     throw new GatewayError(
       'invalid_request',
@@ -66,10 +76,10 @@ export function resolveMediaTarget<E extends MediaEndpoint>(
       { param: 'svc-route' },
     );
   }
-  return {
+  return (pinned ? [pinned] : targets).map((each) => ({
     alias: alias.alias,
-    connection: target.connection,
-    upstreamModel: target.model,
-    price: target.price,
-  };
+    connection: each.connection,
+    upstreamModel: each.model,
+    price: each.price,
+  }));
 }

@@ -1,11 +1,13 @@
 /**
- * The chat-completions wire's side endpoints (files, speech, transcriptions, images, moderations):
+ * The chat-completions wire's side endpoints (files, embeddings, speech, transcriptions, images,
+ * moderations):
  * paths below the connection's base URL and the few facts the gateway reads from their answers.
  * Pure: no I/O. Answers are read leniently (strict on what clients send, lenient on upstreams).
  */
 
 export const SIDE_PATHS = {
   files: '/files',
+  embeddings: '/embeddings',
   speech: '/audio/speech',
   transcriptions: '/audio/transcriptions',
   images: '/images/generations',
@@ -44,5 +46,17 @@ export function transcriptionSeconds(body: unknown): number | undefined {
   if (usage?.type === 'duration' && typeof usage.seconds === 'number' && usage.seconds >= 0)
     return usage.seconds;
   if (typeof answer?.duration === 'number' && answer.duration >= 0) return answer.duration;
+  return undefined;
+}
+
+/**
+ * Input tokens an embeddings answer reports: `usage.prompt_tokens`, else `usage.total_tokens`
+ * (embeddings have no output tokens). Undefined when the answer does not say.
+ */
+export function embeddingsInputTokens(body: unknown): number | undefined {
+  const usage = record(record(body)?.usage);
+  for (const value of [usage?.prompt_tokens, usage?.total_tokens]) {
+    if (typeof value === 'number' && Number.isInteger(value) && value >= 0) return value;
+  }
   return undefined;
 }

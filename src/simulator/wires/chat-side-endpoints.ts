@@ -73,12 +73,12 @@ export const chatSideEndpointsWire: SimWire = {
   ],
 };
 
-function token(length: number): string {
+export function token(length: number): string {
   const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
   return Array.from(randomBytes(length), (byte) => alphabet[byte % alphabet.length]).join('');
 }
 
-function sendError(
+export function sendError(
   response: ServerResponse,
   status: number,
   message: string,
@@ -92,7 +92,7 @@ function sendError(
 }
 
 /** Answers the behaviour's error, if it sets one; true when it did. */
-function behaviourError(call: SimCall): boolean {
+export function behaviourError(call: SimCall): boolean {
   const status = call.behaviour.status;
   if (status === undefined || status < 400) return false;
   sendError(

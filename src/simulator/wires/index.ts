@@ -2,6 +2,7 @@
 import type { SimWire } from '../types.js';
 import { chatBatchesWire } from './chat-batches.js';
 import { chatCompletionsWire } from './chat-completions.js';
+import { chatEmbeddingsWire } from './chat-embeddings.js';
 import { chatSideEndpointsWire } from './chat-side-endpoints.js';
 import { generateContentWire } from './generate-content.js';
 import { messageBatchesWire } from './message-batches.js';
@@ -15,6 +16,7 @@ export const defaultWires: SimWire[] = [
   // Before chat-side: it serves the files routes too, so batches read the uploaded files.
   chatBatchesWire,
   chatSideEndpointsWire,
+  chatEmbeddingsWire,
   responsesWire,
   generateContentWire,
 ];

@@ -1,6 +1,7 @@
 /**
  * The files sub-port contract (Store.files), run unchanged against every adapter: Project scoping,
- * idempotent create (replay, conflict, only one record), status updates, removal and expiry.
+ * idempotent create (replay, conflict, only one record), status updates, removal and expiry, and
+ * the keyset-paged list (Project, purpose, order, expiry).
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { GatewayError } from '../../errors/gateway-error.js';
@@ -131,6 +132,41 @@ export function defineFilesContract(name: string, open: () => Promise<StoreHarne
       expect(await store.files.remove(PROJECT, file.id)).toBe(true);
       expect(await store.files.remove(PROJECT, file.id)).toBe(false);
       expect(await store.files.get(PROJECT, file.id)).toBeUndefined();
+    });
+
+    it("lists a Project's live files by (created_at, id), paged after a cursor, by purpose and order", async () => {
+      // Two share a creation time, so the id breaks the tie; one is expired, one is another Project's.
+      const files = [
+        record({ createdAt: iso(1000), purpose: 'batch' }),
+        record({ createdAt: iso(2000), purpose: 'user_data' }),
+        record({ createdAt: iso(2000), purpose: 'batch' }),
+        record({ createdAt: iso(3000), purpose: 'batch' }),
+      ];
+      for (const file of files) await store.files.insert(file);
+      await store.files.insert(record({ createdAt: iso(4000), expiresAt: iso(5000) }));
+      await store.files.insert(record({ projectId: OTHER, createdAt: iso(2500) }));
+      const key = (file: FileRecord) => `${file.createdAt} ${file.id}`;
+      const newest = [...files].sort((a, b) => (key(a) < key(b) ? 1 : -1)).map((file) => file.id);
+      const ids = (rows: FileRecord[]) => rows.map((file) => file.id);
+      const nowIso = iso(6000);
+      expect(ids(await store.files.list(PROJECT, { limit: 10, order: 'desc', nowIso }))).toEqual(newest);
+      expect(ids(await store.files.list(PROJECT, { limit: 10, order: 'asc', nowIso }))).toEqual(
+        [...newest].reverse(),
+      );
+      const pages: string[] = [];
+      let after: FileRecord | undefined;
+      for (;;) {
+        const page = await store.files.list(PROJECT, { limit: 2, order: 'desc', after, nowIso });
+        pages.push(...ids(page));
+        if (page.length < 2) break;
+        after = page.at(-1);
+      }
+      expect(pages).toEqual(newest);
+      expect(
+        ids(await store.files.list(PROJECT, { limit: 10, order: 'desc', purpose: 'user_data', nowIso })),
+      ).toEqual([files[1]!.id]);
+      expect(await store.files.list('prj_none', { limit: 10, order: 'desc', nowIso })).toEqual([]);
+      expect((await store.files.list(PROJECT, { limit: 10, order: 'desc', nowIso: iso(0) })).length).toBe(5);
     });
   });
 }

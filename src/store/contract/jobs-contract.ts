@@ -180,6 +180,40 @@ export function defineJobsContract(name: string, open: () => Promise<StoreHarnes
       expect(await batches.get('prj_other', id)).toBeUndefined();
     });
 
+    it("creates a batch without an idempotency key, and lists a Project's live batches newest first, paged", async () => {
+      const { batches, jobs } = harness.store;
+      const made: BatchRecord[] = [];
+      for (const offset of [1000, 2000, 2000, 3000]) {
+        const record = { ...batch(), createdAt: T0 + offset };
+        expect(await batches.create(record, T0, null, (each) => ({ id: each.id }))).toEqual({
+          status: 200,
+          replayed: false,
+          body: { id: record.id },
+        });
+        made.push(record);
+      }
+      expect(await jobs.get(`batch:${made[0]!.id}`)).toMatchObject({ state: 'pending' });
+      await batches.create({ ...batch(undefined, 'prj_other'), createdAt: T0 + 2500 }, T0, null, () => ({}));
+      const gone = { ...batch(), createdAt: T0 + 4000, deleteAfter: T0 + 5000 };
+      await batches.create(gone, T0, null, () => ({}));
+      const newest = [...made]
+        .sort((a, b) => b.createdAt - a.createdAt || (a.id < b.id ? 1 : -1))
+        .map((record) => record.id);
+      const now = T0 + 6000;
+      const ids = (rows: BatchRecord[]) => rows.map((record) => record.id);
+      expect(ids(await batches.list(PROJECT, { limit: 10, now }))).toEqual(newest);
+      const paged: string[] = [];
+      let after: BatchRecord | undefined;
+      for (;;) {
+        const page = await batches.list(PROJECT, { limit: 3, after, now });
+        paged.push(...ids(page));
+        if (page.length < 3) break;
+        after = page.at(-1);
+      }
+      expect(paged).toEqual(newest);
+      expect(ids(await batches.list(PROJECT, { limit: 10, now: T0 }))).toEqual([gone.id, ...newest]);
+    });
+
     it('changes a batch only from the expected status, and lists and deletes expired ones', async () => {
       const { batches } = harness.store;
       const record = batch();

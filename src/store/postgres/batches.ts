@@ -5,8 +5,15 @@
  * row (SELECT ... FOR UPDATE), check the expected status and write: one winner per transition.
  */
 import type pg from 'pg';
-import type { BatchesRepository, BatchPatch, BatchRecord, BatchStatus } from '../batches-port.js';
+import type {
+  BatchesRepository,
+  BatchListQuery,
+  BatchPatch,
+  BatchRecord,
+  BatchStatus,
+} from '../batches-port.js';
 import type { Idempotency, IdempotentResult, Render } from '../port.js';
+import { batchListSql } from '../resource-lists.js';
 import type { Row } from '../rows.js';
 import { idempotencyConflict } from '../rules.js';
 import { claimIdempotencyKey, storeIdempotentResponse } from './idempotency.js';
@@ -37,19 +44,19 @@ export class PostgresBatches implements BatchesRepository {
   async create(
     batch: BatchRecord,
     jobRunAfter: number,
-    idempotency: Idempotency,
+    idempotency: Idempotency | null,
     render: Render<BatchRecord>,
   ): Promise<IdempotentResult> {
     return this.transaction(async (client) => {
-      const claim = await claimIdempotencyKey(client, idempotency);
+      const claim = idempotency ? await claimIdempotencyKey(client, idempotency) : { kind: 'none' as const };
       if (claim.kind === 'replay') return { status: 200 as const, replayed: true, body: claim.body };
       await client.query(
-        'INSERT INTO batches (id, project_id, status, delete_after, record) VALUES ($1, $2, $3, $4, $5)',
-        [batch.id, batch.projectId, batch.status, batch.deleteAfter, JSON.stringify(batch)],
+        'INSERT INTO batches (id, project_id, status, delete_after, created_at, record) VALUES ($1, $2, $3, $4, $5, $6)',
+        [batch.id, batch.projectId, batch.status, batch.deleteAfter, batch.createdAt, JSON.stringify(batch)],
       );
       await insertJobIn(client, { kind: 'batch', resourceId: batch.id, runAfter: jobRunAfter });
       const body = render(batch);
-      await storeIdempotentResponse(client, idempotency, 200, body);
+      if (idempotency) await storeIdempotentResponse(client, idempotency, 200, body);
       return { status: 200 as const, replayed: false, body };
     });
   }
@@ -64,6 +71,13 @@ export class PostgresBatches implements BatchesRepository {
           ])
         ).rows[0],
       ),
+    );
+  }
+
+  async list(projectId: string, query: BatchListQuery): Promise<BatchRecord[]> {
+    const page = batchListSql(projectId, query, (position) => `$${position}`);
+    return this.transaction(async (client) =>
+      (await client.query<Row>(page.sql, page.params)).rows.map((row) => parse(row)!),
     );
   }
 

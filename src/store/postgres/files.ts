@@ -6,8 +6,15 @@
  */
 import type pg from 'pg';
 import { FILE_COLUMNS, fileFromRow, fileValues } from '../file-rows.js';
-import type { FileRecord, FileStatus, FilesRepository, IdempotencyLookup } from '../files-port.js';
+import type {
+  FileListQuery,
+  FileRecord,
+  FileStatus,
+  FilesRepository,
+  IdempotencyLookup,
+} from '../files-port.js';
 import type { Idempotency, IdempotentResult, Render } from '../port.js';
+import { fileListSql } from '../resource-lists.js';
 import type { Row } from '../rows.js';
 import { idempotencyConflict } from '../rules.js';
 import { claimIdempotencyKey, storeIdempotentResponse } from './idempotency.js';
@@ -95,6 +102,13 @@ export class PostgresFilesRepository implements FilesRepository {
       ]);
       return (result.rowCount ?? 0) > 0;
     });
+  }
+
+  async list(projectId: string, query: FileListQuery): Promise<FileRecord[]> {
+    const page = fileListSql(projectId, query, (position) => `$${position}`);
+    return this.transaction(async (client) =>
+      (await client.query<Row>(page.sql, page.params)).rows.map(fileFromRow),
+    );
   }
 
   async listExpired(nowIso: string, limit: number): Promise<FileRecord[]> {

@@ -4,8 +4,15 @@
  * updates read, check the expected status and write inside one transaction (single writer).
  */
 import type Database from 'better-sqlite3';
-import type { BatchesRepository, BatchPatch, BatchRecord, BatchStatus } from '../batches-port.js';
+import type {
+  BatchesRepository,
+  BatchListQuery,
+  BatchPatch,
+  BatchRecord,
+  BatchStatus,
+} from '../batches-port.js';
 import type { Idempotency, IdempotentResult, Render } from '../port.js';
+import { batchListSql } from '../resource-lists.js';
 import type { Row } from '../rows.js';
 import { idempotencyConflict } from '../rules.js';
 import { insertJob } from './jobs.js';
@@ -65,19 +72,28 @@ export class SqliteBatches implements BatchesRepository {
   async create(
     batch: BatchRecord,
     jobRunAfter: number,
-    idempotency: Idempotency,
+    idempotency: Idempotency | null,
     render: Render<BatchRecord>,
   ): Promise<IdempotentResult> {
     return this.tx(() => {
-      const replay = storedIdempotent(this.db, idempotency);
+      const replay = idempotency ? storedIdempotent(this.db, idempotency) : undefined;
       if (replay) return replay;
       this.db
-        .prepare('INSERT INTO batches (id, project_id, status, delete_after, record) VALUES (?, ?, ?, ?, ?)')
-        .run(batch.id, batch.projectId, batch.status, batch.deleteAfter, JSON.stringify(batch));
+        .prepare(
+          'INSERT INTO batches (id, project_id, status, delete_after, created_at, record) VALUES (?, ?, ?, ?, ?, ?)',
+        )
+        .run(
+          batch.id,
+          batch.projectId,
+          batch.status,
+          batch.deleteAfter,
+          batch.createdAt,
+          JSON.stringify(batch),
+        );
       insertJob(this.db, { kind: 'batch', resourceId: batch.id, runAfter: jobRunAfter });
       const body = render(batch);
       // Files and batches answer 200 on creation (vendorb wire); replays answer 200 too.
-      storeIdempotent(this.db, idempotency, 200, body);
+      if (idempotency) storeIdempotent(this.db, idempotency, 200, body);
       return { status: 200 as const, replayed: false, body };
     });
   }
@@ -90,6 +106,12 @@ export class SqliteBatches implements BatchesRepository {
           | undefined,
       ),
     );
+  }
+
+  async list(projectId: string, query: BatchListQuery): Promise<BatchRecord[]> {
+    const page = batchListSql(projectId, query, () => '?');
+    const rows = this.tx(() => this.db.prepare(page.sql).all(...page.params) as Row[]);
+    return rows.map((row) => parse(row)!);
   }
 
   async getById(id: string): Promise<BatchRecord | undefined> {

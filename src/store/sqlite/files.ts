@@ -5,8 +5,15 @@
  */
 import type Database from 'better-sqlite3';
 import { FILE_COLUMNS, fileFromRow, fileValues } from '../file-rows.js';
-import type { FileRecord, FileStatus, FilesRepository, IdempotencyLookup } from '../files-port.js';
+import type {
+  FileListQuery,
+  FileRecord,
+  FileStatus,
+  FilesRepository,
+  IdempotencyLookup,
+} from '../files-port.js';
 import type { Idempotency, IdempotentResult, Render } from '../port.js';
+import { fileListSql } from '../resource-lists.js';
 import type { Row } from '../rows.js';
 import { idempotencyConflict } from '../rules.js';
 
@@ -98,6 +105,12 @@ export class SqliteFilesRepository implements FilesRepository {
       () =>
         this.db.prepare('DELETE FROM files WHERE id = ? AND project_id = ?').run(id, projectId).changes > 0,
     );
+  }
+
+  async list(projectId: string, query: FileListQuery): Promise<FileRecord[]> {
+    const page = fileListSql(projectId, query, () => '?');
+    const rows = this.transaction(() => this.db.prepare(page.sql).all(...page.params) as Row[]);
+    return rows.map(fileFromRow);
   }
 
   async listExpired(nowIso: string, limit: number): Promise<FileRecord[]> {
