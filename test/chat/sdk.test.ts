@@ -16,6 +16,9 @@ import { type SimulatorWorld, startSimulatorWorld } from '../support/simulator-w
 
 const CHAT_CONNECTION = 'compat.chat-embeddings.v1';
 const MESSAGES_CONNECTION = 'vendora.messages.2023-06-01';
+const RESPONSES = 'vendorb.responses.v1';
+const GENERATE_CONTENT = 'vendore.generate-content.text.v1beta';
+const MANTLE_RESPONSES = 'cloudf.mantle.responses.v1';
 const CHAT = `m:${CHAT_CONNECTION}`;
 const MESSAGES = `m:${MESSAGES_CONNECTION}`;
 const CHAT_UPSTREAM = `up-${CHAT_CONNECTION}`;
@@ -111,221 +114,301 @@ const WEATHER_TOOL = {
   },
 };
 
-describe.each([
-  { wire: 'chat', model: CHAT, upstream: CHAT_UPSTREAM, connection: CHAT_CONNECTION },
-  { wire: 'messages', model: MESSAGES, upstream: MESSAGES_UPSTREAM, connection: MESSAGES_CONNECTION },
-])('chat.completions against a $wire-wire target', ({ wire, model, upstream, connection }) => {
-  it('plain: text, finish_reason, usage as the simulator reported it, priced in the audit', async () => {
-    world.sim.setBehaviour(
-      { text: 'Bonjour.', usage: { input_tokens: 41, output_tokens: 7 } },
-      { model: upstream },
-    );
-    const params = { model, max_tokens: 100, messages: ask('Say hello') };
-    const { data, response } = await client.chat.completions.create(params).withResponse();
-    expect(data.object).toBe('chat.completion');
-    expect(data.id).toMatch(/^chatcmpl-/);
-    expect(data.model).toBe(model);
-    expect(data.choices).toHaveLength(1);
-    expect(data.choices[0]!.message).toMatchObject({ role: 'assistant', content: 'Bonjour.' });
-    expect(data.choices[0]!.finish_reason).toBe('stop');
-    expect(data.usage).toMatchObject({ prompt_tokens: 41, completion_tokens: 7, total_tokens: 48 });
-    expect(response.headers.get('svc-route')).toBe(connection);
-    const entry = await auditOf(response.headers.get('svc-attempt-id'));
-    expect(entry).toMatchObject({
-      endpoint: '/v1/chat/completions',
-      alias: model,
-      connection,
-      outcome: 'completed',
-      costMicrosUsd: priced(PRICE, { input: 41, output: 7 }),
-      reservationMicrosUsd: reservationFor(params, 100),
-    });
-    const sent = lastBody(upstream);
-    if (wire === 'chat') expect(sent).toEqual({ ...params, model: upstream });
-    else
-      expect(sent).toMatchObject({
-        model: upstream,
-        max_tokens: 100,
-        messages: [{ role: 'user', content: [{ type: 'text', text: 'Say hello' }] }],
-      });
-  });
+/** What a profile's row lets a request carry (a request it cannot carry is refused before any I/O). */
+interface Row {
+  wire: string;
+  profile: string;
+  streams: boolean;
+  tools: boolean;
+  format: boolean;
+}
 
-  it('streamed with include_usage: content chunks, finish_reason, then a usage chunk with no choices', async () => {
-    world.sim.setBehaviour(
-      { text: 'One two three four.', deltas: 4, usage: { input_tokens: 30, output_tokens: 9 } },
-      { model: upstream },
-    );
-    const { data: stream, response } = await client.chat.completions
-      .create({
+const ROWS: Row[] = [
+  { wire: 'chat', profile: CHAT_CONNECTION, streams: true, tools: true, format: true },
+  { wire: 'messages', profile: MESSAGES_CONNECTION, streams: true, tools: true, format: true },
+  { wire: 'responses', profile: RESPONSES, streams: false, tools: true, format: true },
+  { wire: 'responses', profile: MANTLE_RESPONSES, streams: true, tools: false, format: true },
+  { wire: 'generate-content', profile: GENERATE_CONTENT, streams: true, tools: false, format: false },
+];
+
+/** A request the only target cannot carry: 400 no_eligible_route naming why, nothing sent upstream. */
+async function noRoute(call: Promise<unknown>, reason: string): Promise<void> {
+  const error = await call.catch((caught: unknown) => caught);
+  expect(error).toBeInstanceOf(OpenAI.BadRequestError);
+  expect((error as InstanceType<typeof OpenAI.BadRequestError>).code).toBe('no_eligible_route');
+  expect((error as Error).message).toContain(reason);
+  expect(world.sim.requests()).toHaveLength(0);
+}
+
+describe.each(
+  ROWS.map((row) => ({
+    ...row,
+    model: `m:${row.profile}`,
+    upstream: `up-${row.profile}`,
+    connection: row.profile,
+  })),
+)(
+  'chat.completions against a $wire-wire target ($profile)',
+  ({ wire, model, upstream, connection, ...can }) => {
+    it('plain: text, finish_reason, usage as the simulator reported it, priced in the audit', async () => {
+      world.sim.setBehaviour(
+        { text: 'Bonjour.', usage: { input_tokens: 41, output_tokens: 7 } },
+        { model: upstream },
+      );
+      const params = { model, max_tokens: 100, messages: ask('Say hello') };
+      const { data, response } = await client.chat.completions.create(params).withResponse();
+      expect(data.object).toBe('chat.completion');
+      expect(data.id).toMatch(/^chatcmpl-/);
+      expect(data.model).toBe(model);
+      expect(data.choices).toHaveLength(1);
+      expect(data.choices[0]!.message).toMatchObject({ role: 'assistant', content: 'Bonjour.' });
+      expect(data.choices[0]!.finish_reason).toBe('stop');
+      expect(data.usage).toMatchObject({ prompt_tokens: 41, completion_tokens: 7, total_tokens: 48 });
+      expect(response.headers.get('svc-route')).toBe(connection);
+      const entry = await auditOf(response.headers.get('svc-attempt-id'));
+      expect(entry).toMatchObject({
+        endpoint: '/v1/chat/completions',
+        alias: model,
+        connection,
+        outcome: 'completed',
+        costMicrosUsd: priced(PRICE, { input: 41, output: 7 }),
+        reservationMicrosUsd: reservationFor(params, 100),
+      });
+      const sent = lastBody(upstream);
+      if (wire === 'chat') expect(sent).toEqual({ ...params, model: upstream });
+      else if (wire === 'messages')
+        expect(sent).toMatchObject({
+          model: upstream,
+          max_tokens: 100,
+          messages: [{ role: 'user', content: [{ type: 'text', text: 'Say hello' }] }],
+        });
+    });
+
+    it('streamed with include_usage: content chunks, finish_reason, then a usage chunk with no choices', async () => {
+      world.sim.setBehaviour(
+        { text: 'One two three four.', deltas: 4, usage: { input_tokens: 30, output_tokens: 9 } },
+        { model: upstream },
+      );
+      const streamed = {
         model,
         max_completion_tokens: 50,
         messages: ask('Count'),
-        stream: true,
+        stream: true as const,
         stream_options: { include_usage: true },
-      })
-      .withResponse();
-    const chunks: OpenAI.ChatCompletionChunk[] = [];
-    for await (const chunk of stream) chunks.push(chunk);
-    expect(chunks.every((chunk) => chunk.object === 'chat.completion.chunk' && chunk.model === model)).toBe(
-      true,
-    );
-    expect(chunks[0]!.choices[0]!.delta.role).toBe('assistant');
-    const text = chunks.map((chunk) => chunk.choices[0]?.delta.content ?? '').join('');
-    expect(text).toBe('One two three four.');
-    const finish = chunks
-      .flatMap((chunk) => chunk.choices.map((choice) => choice.finish_reason))
-      .filter(Boolean);
-    expect(finish).toEqual(['stop']);
-    const last = chunks.at(-1)!;
-    expect(last.choices).toEqual([]);
-    expect(last.usage).toMatchObject({ prompt_tokens: 30, completion_tokens: 9, total_tokens: 39 });
-    expect(chunks.slice(0, -1).every((chunk) => chunk.usage === null)).toBe(true);
-    const entry = await auditOf(response.headers.get('svc-attempt-id'));
-    expect(entry).toMatchObject({
-      endpoint: '/v1/chat/completions',
-      outcome: 'completed',
-      costMicrosUsd: priced(PRICE, { input: 30, output: 9 }),
+      };
+      if (!can.streams) return noRoute(client.chat.completions.create(streamed), 'no stream primitive');
+      const { data: stream, response } = await client.chat.completions
+        .create({
+          model,
+          max_completion_tokens: 50,
+          messages: ask('Count'),
+          stream: true,
+          stream_options: { include_usage: true },
+        })
+        .withResponse();
+      const chunks: OpenAI.ChatCompletionChunk[] = [];
+      for await (const chunk of stream) chunks.push(chunk);
+      expect(chunks.every((chunk) => chunk.object === 'chat.completion.chunk' && chunk.model === model)).toBe(
+        true,
+      );
+      expect(chunks[0]!.choices[0]!.delta.role).toBe('assistant');
+      const text = chunks.map((chunk) => chunk.choices[0]?.delta.content ?? '').join('');
+      expect(text).toBe('One two three four.');
+      const finish = chunks
+        .flatMap((chunk) => chunk.choices.map((choice) => choice.finish_reason))
+        .filter(Boolean);
+      expect(finish).toEqual(['stop']);
+      const last = chunks.at(-1)!;
+      expect(last.choices).toEqual([]);
+      expect(last.usage).toMatchObject({ prompt_tokens: 30, completion_tokens: 9, total_tokens: 39 });
+      expect(chunks.slice(0, -1).every((chunk) => chunk.usage === null)).toBe(true);
+      const entry = await auditOf(response.headers.get('svc-attempt-id'));
+      expect(entry).toMatchObject({
+        endpoint: '/v1/chat/completions',
+        outcome: 'completed',
+        costMicrosUsd: priced(PRICE, { input: 30, output: 9 }),
+      });
+      if (wire === 'chat') {
+        expect(lastBody(upstream)).toMatchObject({ stream: true, stream_options: { include_usage: true } });
+      }
     });
-    if (wire === 'chat') {
-      expect(lastBody(upstream)).toMatchObject({ stream: true, stream_options: { include_usage: true } });
-    }
-  });
 
-  it('streamed without include_usage: no usage chunk for the client, the attempt still settles at the usage', async () => {
-    world.sim.setBehaviour(
-      { text: 'Short.', usage: { input_tokens: 12, output_tokens: 3 } },
-      { model: upstream },
-    );
-    const { data: stream, response } = await client.chat.completions
-      .create({ model, max_tokens: 20, messages: ask('Hi'), stream: true })
-      .withResponse();
-    const chunks: OpenAI.ChatCompletionChunk[] = [];
-    for await (const chunk of stream) chunks.push(chunk);
-    expect(chunks.every((chunk) => chunk.choices.length === 1 && chunk.usage === undefined)).toBe(true);
-    const entry = await auditOf(response.headers.get('svc-attempt-id'));
-    expect(entry.costMicrosUsd).toBe(priced(PRICE, { input: 12, output: 3 }));
-    if (wire === 'chat') expect(lastBody(upstream).stream_options).toEqual({ include_usage: true });
-  });
+    it('streamed without include_usage: no usage chunk for the client, the attempt still settles at the usage', async () => {
+      world.sim.setBehaviour(
+        { text: 'Short.', usage: { input_tokens: 12, output_tokens: 3 } },
+        { model: upstream },
+      );
+      if (!can.streams) {
+        const params = { model, max_tokens: 20, messages: ask('Hi'), stream: true as const };
+        return noRoute(client.chat.completions.create(params), 'no stream primitive');
+      }
+      const { data: stream, response } = await client.chat.completions
+        .create({ model, max_tokens: 20, messages: ask('Hi'), stream: true })
+        .withResponse();
+      const chunks: OpenAI.ChatCompletionChunk[] = [];
+      for await (const chunk of stream) chunks.push(chunk);
+      expect(chunks.every((chunk) => chunk.choices.length === 1 && chunk.usage === undefined)).toBe(true);
+      const entry = await auditOf(response.headers.get('svc-attempt-id'));
+      expect(entry.costMicrosUsd).toBe(priced(PRICE, { input: 12, output: 3 }));
+      if (wire === 'chat') expect(lastBody(upstream).stream_options).toEqual({ include_usage: true });
+    });
 
-  it('tools: a tool call out, the tool result back with the same id', async () => {
-    world.sim.setBehaviour(
-      { toolCalls: [{ id: 'call_w1', name: 'get_weather', input: { city: 'Paris' } }] },
-      { model: upstream, times: 1 },
-    );
-    const first = await client.chat.completions.create({
-      model,
-      max_tokens: 200,
-      tools: [WEATHER_TOOL],
-      tool_choice: 'auto',
-      messages: ask('Weather in Paris?'),
-    });
-    const choice = first.choices[0]!;
-    expect(choice.finish_reason).toBe('tool_calls');
-    expect(choice.message.tool_calls).toEqual([
-      { id: 'call_w1', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Paris"}' } },
-    ]);
-    world.sim.setBehaviour({ text: '18C and sunny in Paris.' }, { model: upstream, times: 1 });
-    const second = await client.chat.completions.create({
-      model,
-      max_tokens: 200,
-      tools: [WEATHER_TOOL],
-      messages: [
-        { role: 'system', content: 'Be brief.' },
-        ...ask('Weather in Paris?'),
-        choice.message,
-        { role: 'tool', tool_call_id: 'call_w1', content: '18C, sunny' },
-      ],
-    });
-    expect(second.choices[0]!.message.content).toBe('18C and sunny in Paris.');
-    const sent = lastBody(upstream);
-    if (wire === 'chat') {
-      expect(sent.messages.at(-1)).toEqual({ role: 'tool', tool_call_id: 'call_w1', content: '18C, sunny' });
-      expect(sent.messages.at(-2).tool_calls[0].id).toBe('call_w1');
-    } else {
-      expect(sent.system).toEqual([{ type: 'text', text: 'Be brief.' }]);
-      expect(sent.messages.at(-2).content).toEqual([
-        { type: 'tool_use', id: 'call_w1', name: 'get_weather', input: { city: 'Paris' } },
+    it('tools: a tool call out, the tool result back with the same id', async () => {
+      world.sim.setBehaviour(
+        { toolCalls: [{ id: 'call_w1', name: 'get_weather', input: { city: 'Paris' } }] },
+        { model: upstream, times: 1 },
+      );
+      if (!can.tools) {
+        return noRoute(
+          client.chat.completions.create({
+            model,
+            max_tokens: 200,
+            tools: [WEATHER_TOOL],
+            messages: ask('Weather?'),
+          }),
+          'tools unsupported',
+        );
+      }
+      const first = await client.chat.completions.create({
+        model,
+        max_tokens: 200,
+        tools: [WEATHER_TOOL],
+        tool_choice: 'auto',
+        messages: ask('Weather in Paris?'),
+      });
+      const choice = first.choices[0]!;
+      expect(choice.finish_reason).toBe('tool_calls');
+      expect(choice.message.tool_calls).toEqual([
+        { id: 'call_w1', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Paris"}' } },
       ]);
-      expect(sent.messages.at(-1).content).toEqual([
-        { type: 'tool_result', tool_use_id: 'call_w1', content: '18C, sunny' },
-      ]);
-    }
-  });
-
-  it('streamed tool calls assemble in the SDK (finalChatCompletion)', async () => {
-    world.sim.setBehaviour(
-      {
-        text: 'Checking.',
-        toolCalls: [
-          { id: 'call_a', name: 'get_weather', input: { city: 'Paris' } },
-          { id: 'call_b', name: 'get_weather', input: { city: 'Rome' } },
+      world.sim.setBehaviour({ text: '18C and sunny in Paris.' }, { model: upstream, times: 1 });
+      const second = await client.chat.completions.create({
+        model,
+        max_tokens: 200,
+        tools: [WEATHER_TOOL],
+        messages: [
+          { role: 'system', content: 'Be brief.' },
+          ...ask('Weather in Paris?'),
+          choice.message,
+          { role: 'tool', tool_call_id: 'call_w1', content: '18C, sunny' },
         ],
-      },
-      { model: upstream, times: 1 },
-    );
-    const stream = client.chat.completions.stream({
-      model,
-      max_tokens: 200,
-      tools: [WEATHER_TOOL],
-      messages: ask('Paris and Rome?'),
+      });
+      expect(second.choices[0]!.message.content).toBe('18C and sunny in Paris.');
+      const sent = lastBody(upstream);
+      if (wire === 'chat') {
+        expect(sent.messages.at(-1)).toEqual({
+          role: 'tool',
+          tool_call_id: 'call_w1',
+          content: '18C, sunny',
+        });
+        expect(sent.messages.at(-2).tool_calls[0].id).toBe('call_w1');
+      } else if (wire === 'messages') {
+        expect(sent.system).toEqual([{ type: 'text', text: 'Be brief.' }]);
+        expect(sent.messages.at(-2).content).toEqual([
+          { type: 'tool_use', id: 'call_w1', name: 'get_weather', input: { city: 'Paris' } },
+        ]);
+        expect(sent.messages.at(-1).content).toEqual([
+          { type: 'tool_result', tool_use_id: 'call_w1', content: '18C, sunny' },
+        ]);
+      }
     });
-    const final = await stream.finalChatCompletion();
-    const message = final.choices[0]!.message;
-    expect(message.content).toBe('Checking.');
-    expect(
-      message.tool_calls?.map((call) => [call.id, call.function.name, JSON.parse(call.function.arguments)]),
-    ).toEqual([
-      ['call_a', 'get_weather', { city: 'Paris' }],
-      ['call_b', 'get_weather', { city: 'Rome' }],
-    ]);
-    expect(final.choices[0]!.finish_reason).toBe('tool_calls');
-  });
 
-  it('response_format json_schema reaches the target and the JSON answer comes back', async () => {
-    world.sim.setBehaviour({ text: '{"city":"Paris"}' }, { model: upstream, times: 1 });
-    const schema = {
-      type: 'object',
-      properties: { city: { type: 'string' } },
-      required: ['city'],
-      additionalProperties: false,
-    };
-    const completion = await client.chat.completions.create({
-      model,
-      max_tokens: 100,
-      messages: ask('Which city?'),
-      response_format: { type: 'json_schema', json_schema: { name: 'answer', schema, strict: true } },
-    });
-    expect(JSON.parse(completion.choices[0]!.message.content!)).toEqual({ city: 'Paris' });
-    const sent = lastBody(upstream);
-    if (wire === 'chat')
-      expect(sent.response_format.json_schema).toEqual({ name: 'answer', schema, strict: true });
-    else expect(sent.output_config).toEqual({ format: { type: 'json_schema', schema } });
-  });
-
-  it('images as data URLs reach the target', async () => {
-    const url = 'data:image/png;base64,iVBORw0KGgo=';
-    await client.chat.completions.create({
-      model,
-      max_tokens: 50,
-      messages: [
+    it('streamed tool calls assemble in the SDK (finalChatCompletion)', async () => {
+      world.sim.setBehaviour(
         {
-          role: 'user',
-          content: [
-            { type: 'text', text: 'What is this?' },
-            { type: 'image_url', image_url: { url } },
+          text: 'Checking.',
+          toolCalls: [
+            { id: 'call_a', name: 'get_weather', input: { city: 'Paris' } },
+            { id: 'call_b', name: 'get_weather', input: { city: 'Rome' } },
           ],
         },
-      ],
-    });
-    const sent = lastBody(upstream);
-    if (wire === 'chat')
-      expect(sent.messages[0].content[1]).toEqual({ type: 'image_url', image_url: { url } });
-    else
-      expect(sent.messages[0].content[1]).toEqual({
-        type: 'image',
-        source: { type: 'base64', media_type: 'image/png', data: 'iVBORw0KGgo=' },
+        { model: upstream, times: 1 },
+      );
+      if (!can.tools || !can.streams) {
+        const params = {
+          model,
+          max_tokens: 200,
+          tools: [WEATHER_TOOL],
+          messages: ask('Weather?'),
+          stream: true as const,
+        };
+        return noRoute(
+          client.chat.completions.create(params),
+          can.tools ? 'no stream primitive' : 'tools unsupported',
+        );
+      }
+      const stream = client.chat.completions.stream({
+        model,
+        max_tokens: 200,
+        tools: [WEATHER_TOOL],
+        messages: ask('Paris and Rome?'),
       });
-  });
-});
+      const final = await stream.finalChatCompletion();
+      const message = final.choices[0]!.message;
+      expect(message.content).toBe('Checking.');
+      expect(
+        message.tool_calls?.map((call) => [call.id, call.function.name, JSON.parse(call.function.arguments)]),
+      ).toEqual([
+        ['call_a', 'get_weather', { city: 'Paris' }],
+        ['call_b', 'get_weather', { city: 'Rome' }],
+      ]);
+      expect(final.choices[0]!.finish_reason).toBe('tool_calls');
+    });
+
+    it('response_format json_schema reaches the target and the JSON answer comes back', async () => {
+      world.sim.setBehaviour({ text: '{"city":"Paris"}' }, { model: upstream, times: 1 });
+      const schema = {
+        type: 'object',
+        properties: { city: { type: 'string' } },
+        required: ['city'],
+        additionalProperties: false,
+      };
+      const params = {
+        model,
+        max_tokens: 100,
+        messages: ask('Which city?'),
+        response_format: {
+          type: 'json_schema' as const,
+          json_schema: { name: 'answer', schema, strict: true },
+        },
+      };
+      if (!can.format)
+        return noRoute(client.chat.completions.create(params), 'output_config.format unsupported');
+      const completion = await client.chat.completions.create(params);
+      expect(JSON.parse(completion.choices[0]!.message.content!)).toEqual({ city: 'Paris' });
+      const sent = lastBody(upstream);
+      if (wire === 'chat')
+        expect(sent.response_format.json_schema).toEqual({ name: 'answer', schema, strict: true });
+      else if (wire === 'messages')
+        expect(sent.output_config).toEqual({ format: { type: 'json_schema', schema } });
+    });
+
+    it('images as data URLs reach the target', async () => {
+      const url = 'data:image/png;base64,iVBORw0KGgo=';
+      await client.chat.completions.create({
+        model,
+        max_tokens: 50,
+        messages: [
+          {
+            role: 'user',
+            content: [
+              { type: 'text', text: 'What is this?' },
+              { type: 'image_url', image_url: { url } },
+            ],
+          },
+        ],
+      });
+      const sent = lastBody(upstream);
+      if (wire === 'chat')
+        expect(sent.messages[0].content[1]).toEqual({ type: 'image_url', image_url: { url } });
+      else if (wire === 'messages')
+        expect(sent.messages[0].content[1]).toEqual({
+          type: 'image',
+          source: { type: 'base64', media_type: 'image/png', data: 'iVBORw0KGgo=' },
+        });
+    });
+  },
+);
 
 describe('the per-alias default output bound', () => {
   it.each([
@@ -506,4 +589,26 @@ describe('routing and fallback between a chat-wire and a messages-wire target', 
     expect(lastBody('up-second').seed).toBe(42);
     expect(world.sim.requests({ model: 'up-first' })).toHaveLength(0);
   });
+});
+
+describe('a stream the upstream drops', () => {
+  it.each([CHAT, MESSAGES])(
+    'raises an APIError in the SDK iterator after the chunks already sent (%s)',
+    async (model) => {
+      world.sim.setBehaviour({ text: 'one two three four five six', deltas: 6, dropAfterEvents: 4 });
+      const stream = await client.chat.completions.create({
+        model,
+        max_tokens: 30,
+        messages: ask('x'),
+        stream: true,
+      });
+      let text = '';
+      const error = await (async () => {
+        for await (const chunk of stream) text += chunk.choices[0]?.delta.content ?? '';
+      })().catch((caught: unknown) => caught);
+      expect(error).toBeInstanceOf(OpenAI.APIError);
+      expect((error as Error).message).toContain('Stream interrupted');
+      expect('one two three four five six'.startsWith(text)).toBe(true);
+    },
+  );
 });
