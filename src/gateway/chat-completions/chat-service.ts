@@ -35,7 +35,7 @@ import {
 import { ChatChunkWriter, type ChatStreamError } from '../../primitives/chat-completions/outbound-stream.js';
 import { passthroughChatRequest } from '../../primitives/chat-completions/passthrough.js';
 import { attachedRun, routeMode } from '../messages/call-headers.js';
-import { canonicalEvents } from '../messages/canonical-events.js';
+import { canonicalEventBatches } from '../messages/canonical-events.js';
 import type { MessagesOutcome, MessagesService } from '../messages/messages-service.js';
 import type { FaceSkips } from '../messages/route-plan.js';
 
@@ -163,13 +163,14 @@ export class ChatCompletionsService {
   }
 }
 
-/** The canonical stream rendered event by event as chat chunks. */
+/** The canonical stream rendered as chat chunks, one write per piece of canonical text. */
 async function* chatFrames(
   canonical: AsyncGenerator<string>,
   writer: ChatChunkWriter,
 ): AsyncGenerator<string> {
-  for await (const event of canonicalEvents(canonical)) {
-    const text = writer.event(event);
+  for await (const batch of canonicalEventBatches(canonical)) {
+    let text = '';
+    for (const event of batch) text += writer.event(event);
     if (text.length > 0) yield text;
   }
 }

@@ -4,16 +4,29 @@
  * whose data is not JSON is skipped (the serve path writes only JSON data).
  */
 import type { StreamEvent } from '../../canonical/types.js';
-import { readSse } from '../../primitives/shared/sse.js';
+import { createSseDecoder } from '../../primitives/shared/sse.js';
+
+/** The events of each piece of canonical text, one batch per piece (a face writes each batch at once). */
+export async function* canonicalEventBatches(frames: AsyncGenerator<string>): AsyncGenerator<StreamEvent[]> {
+  let batch: StreamEvent[] = [];
+  const decoder = createSseDecoder((sse) => {
+    try {
+      batch.push(JSON.parse(sse.data) as StreamEvent);
+    } catch {
+      // not JSON: skipped
+    }
+  });
+  for await (const text of frames) {
+    decoder.feed(text);
+    if (batch.length > 0) {
+      yield batch;
+      batch = [];
+    }
+  }
+  decoder.end();
+  if (batch.length > 0) yield batch;
+}
 
 export async function* canonicalEvents(frames: AsyncGenerator<string>): AsyncGenerator<StreamEvent> {
-  for await (const sse of readSse(frames)) {
-    let event: StreamEvent;
-    try {
-      event = JSON.parse(sse.data) as StreamEvent;
-    } catch {
-      continue;
-    }
-    yield event;
-  }
+  for await (const batch of canonicalEventBatches(frames)) yield* batch;
 }
