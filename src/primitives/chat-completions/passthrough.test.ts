@@ -8,9 +8,20 @@ describe("the client's chat body for a chat-wire target", () => {
     const wire = passthroughChatRequest(
       { body: { ...body, max_tokens: 9 }, maxTokens: 9, hasTokenBound: true },
       'up-model',
-      { tokenField: 'max_completion_tokens' },
+      { tokenField: 'max_tokens' },
     );
     expect(wire).toEqual({ path: '/chat/completions', body: { ...body, max_tokens: 9, model: 'up-model' } });
+  });
+
+  it("moves a bound given only under the other token field to the profile's", () => {
+    const wire = passthroughChatRequest(
+      { body: { ...body, max_tokens: 9 }, maxTokens: 9, hasTokenBound: true },
+      'up',
+      {
+        tokenField: 'max_completion_tokens',
+      },
+    );
+    expect(wire.body).toEqual({ ...body, model: 'up', max_completion_tokens: 9 });
   });
 
   it("adds the alias default under the profile's token field when the client gave none", () => {

@@ -4,7 +4,9 @@
  * explicit: the output bound the reservation was priced at (the alias default, under the profile's
  * token field, when the client gave none) and, on a stream, `stream_options.include_usage` (without
  * the trailing usage chunk the attempt could not settle; the gateway renders the client's own
- * stream, so a client that did not ask for it never sees it). Pure.
+ * stream, so a client that did not ask for it never sees it). A bound given under only the other
+ * token field moves to the profile's (reasoning models refuse `max_tokens`; some compatible vendors
+ * know only `max_tokens`). Pure.
  */
 import type { WireRequest } from '../shared/types.js';
 import type { ChatOptions } from './options.js';
@@ -23,7 +25,13 @@ export function passthroughChatRequest(
   options: ChatOptions,
 ): WireRequest {
   const body: Record<string, unknown> = { ...source.body, model: upstreamModel };
+  const other = options.tokenField === 'max_tokens' ? 'max_completion_tokens' : 'max_tokens';
+  const given = (field: string) => body[field] !== undefined && body[field] !== null;
   if (!source.hasTokenBound) body[options.tokenField] = source.maxTokens;
+  else if (!given(options.tokenField) && given(other)) {
+    body[options.tokenField] = body[other];
+    delete body[other];
+  }
   if (body.stream === true) {
     const streamOptions =
       typeof body.stream_options === 'object' && body.stream_options !== null ? body.stream_options : {};
