@@ -22,7 +22,6 @@ const MANTLE_RESPONSES = 'cloudf.mantle.responses.v1';
 const CHAT = `m:${CHAT_CONNECTION}`;
 const MESSAGES = `m:${MESSAGES_CONNECTION}`;
 const CHAT_UPSTREAM = `up-${CHAT_CONNECTION}`;
-const MESSAGES_UPSTREAM = `up-${MESSAGES_CONNECTION}`;
 /** Chat first, messages second. */
 const CHAT_FIRST = 'chat-first';
 /** Messages first, chat second (the simulated gateway's own `fallback` alias). */
