@@ -22,6 +22,7 @@ const MANTLE_RESPONSES = 'cloudf.mantle.responses.v1';
 const CHAT = `m:${CHAT_CONNECTION}`;
 const MESSAGES = `m:${MESSAGES_CONNECTION}`;
 const CHAT_UPSTREAM = `up-${CHAT_CONNECTION}`;
+const MESSAGES_UPSTREAM = `up-${MESSAGES_CONNECTION}`;
 /** Chat first, messages second. */
 const CHAT_FIRST = 'chat-first';
 /** Messages first, chat second (the simulated gateway's own `fallback` alias). */
@@ -610,4 +611,62 @@ describe('a stream the upstream drops', () => {
       expect('one two three four five six'.startsWith(text)).toBe(true);
     },
   );
+});
+
+describe('request shapes a stock client sends', () => {
+  it('developer role, content-part arrays on every role and max_completion_tokens reach a messages target', async () => {
+    await client.chat.completions.create({
+      model: MESSAGES,
+      max_completion_tokens: 40,
+      messages: [
+        { role: 'developer', content: [{ type: 'text', text: 'Answer in French.' }] },
+        { role: 'user', content: [{ type: 'text', text: 'Weather?' }] },
+        {
+          role: 'assistant',
+          content: [{ type: 'text', text: 'Checking.' }],
+          tool_calls: [
+            { id: 'call_x', type: 'function', function: { name: 'get_weather', arguments: '{}' } },
+          ],
+        },
+        { role: 'tool', tool_call_id: 'call_x', content: [{ type: 'text', text: 'sunny' }] },
+      ],
+      tools: [WEATHER_TOOL],
+      tool_choice: { type: 'function', function: { name: 'get_weather' } },
+      parallel_tool_calls: false,
+      stop: ['END'],
+      temperature: 0.2,
+      top_p: 0.9,
+    });
+    expect(lastBody(MESSAGES_UPSTREAM)).toMatchObject({
+      max_tokens: 40,
+      system: [{ type: 'text', text: 'Answer in French.' }],
+      stop_sequences: ['END'],
+      temperature: 0.2,
+      top_p: 0.9,
+      tool_choice: { type: 'tool', name: 'get_weather', disable_parallel_tool_use: true },
+      messages: [
+        { role: 'user', content: [{ type: 'text', text: 'Weather?' }] },
+        {
+          role: 'assistant',
+          content: [
+            { type: 'text', text: 'Checking.' },
+            { type: 'tool_use', id: 'call_x', name: 'get_weather', input: {} },
+          ],
+        },
+        { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'call_x', content: 'sunny' }] },
+      ],
+    });
+  });
+
+  it('a body that is not JSON: 400 in the vendorb dialect', async () => {
+    const response = await fetch(`${world.gateway.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: '{"model":',
+    });
+    expect(response.status).toBe(400);
+    const body = (await response.json()) as Json;
+    expect(Object.keys(body.error).sort()).toEqual(['code', 'message', 'param', 'type']);
+    expect(body.error).toMatchObject({ type: 'invalid_request_error', code: 'invalid_request' });
+  });
 });
