@@ -6,7 +6,7 @@
  * object, or the canonical stream into responses-wire events (outbound-stream.ts).
  */
 
-import type { MessageResponse, MessagesRequest, StreamEvent } from '../../canonical/types.js';
+import type { MessageResponse, MessagesRequest } from '../../canonical/types.js';
 import { validateMessagesRequest } from '../../canonical/validate-messages.js';
 import { GatewayError } from '../../errors/gateway-error.js';
 import { canonicalEvents } from '../../gateway/messages/canonical-events.js';
