@@ -71,6 +71,19 @@ describe('chat request -> canonical', () => {
     ]);
   });
 
+  it('drops empty system texts (the messages wire refuses an empty text block)', () => {
+    const { request } = chatRequestToCanonical(
+      base({
+        messages: [
+          { role: 'system', content: '' },
+          { role: 'user', content: 'Hi' },
+        ],
+      }),
+      OPTIONS,
+    );
+    expect(request.system).toBeUndefined();
+  });
+
   it('maps image parts: data URLs to base64 images, other URLs to url images', () => {
     const { request } = chatRequestToCanonical(
       base({

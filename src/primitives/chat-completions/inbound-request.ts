@@ -236,9 +236,10 @@ function addMessage(turns: Turns, system: TextBlock[], message: unknown, at: str
   switch (message.role) {
     case 'system':
     case 'developer':
-      system.push(
-        ...textParts(message.content, `${at}.content`).map((part) => ({ type: 'text' as const, text: part })),
-      );
+      // Empty texts are dropped, as in turns: the messages wire refuses an empty text block.
+      for (const part of textParts(message.content, `${at}.content`)) {
+        if (part.trim().length > 0) system.push({ type: 'text', text: part });
+      }
       return;
     case 'user':
       turns.add('user', userContent(message.content, `${at}.content`));
