@@ -65,6 +65,20 @@ export function messagesBody(stream: boolean, model = 'bench'): string {
   return JSON.stringify({ model, max_tokens: 256, stream, messages: [{ role: 'user', content: TEXT }] });
 }
 
+/** The same call on the vendorb chat-completions wire (POST /v1/chat/completions), to the alias `model`. */
+export function chatCompletionsBody(stream: boolean, model = 'bench-chat'): string {
+  return JSON.stringify({ model, max_tokens: 256, stream, messages: [{ role: 'user', content: TEXT }] });
+}
+
+/** The headers of a /v1/chat/completions call (the vendorb SDK's bearer key), attached to `runId` when given. */
+export function chatCallHeaders(gateway: GatewayAddress, runId?: string): Record<string, string> {
+  return {
+    authorization: `Bearer ${gateway.key}`,
+    'content-type': 'application/json',
+    ...(runId && { 'x-svc-run-id': runId }),
+  };
+}
+
 /** A fresh Work Unit and a Run in it (the benchmark's budget); returns the Run's id. */
 export async function createRun(gateway: GatewayAddress): Promise<string> {
   const post = async (path: string, payload: unknown) =>

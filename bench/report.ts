@@ -5,6 +5,9 @@ export interface Figures {
   bare_c64: LoadResult;
   sqlite_c64: LoadResult;
   chat_c64: LoadResult;
+  /** POST /v1/chat/completions to the chat-wire alias (pass-through), plain and streamed. */
+  completions_c64?: LoadResult;
+  completions_streams_c16?: LoadResult;
   direct_c1: Histogram;
   bare_c1: Histogram;
   sqlite_c1: Histogram;
@@ -126,6 +129,22 @@ export function report(
       added,
     ),
   ];
+  if (f.completions_c64 && f.completions_streams_c16) {
+    rows.push(
+      compared(
+        '/v1/chat/completions to a chat target: calls/s at c64 (vs /v1/messages)',
+        f.completions_c64.perSecond,
+        f.sqlite_c64.perSecond,
+        count,
+      ),
+      compared(
+        '/v1/chat/completions to a chat target: streams/s at c16 (vs /v1/messages)',
+        f.completions_streams_c16.perSecond,
+        f.streams_sqlite_c16.perSecond,
+        count,
+      ),
+    );
+  }
   if (f.pg_one_run_c64 && f.pg_runs64_c64 && f.pg_no_run_c64) {
     const oneRun = f.pg_one_run_c64;
     rows.push(
@@ -173,6 +192,8 @@ export function report(
     ['bare c64', f.bare_c64],
     ['gateway SQLite c64', f.sqlite_c64],
     ['gateway chat target c64', f.chat_c64],
+    ['/v1/chat/completions chat target c64', f.completions_c64],
+    ['/v1/chat/completions streams c16', f.completions_streams_c16],
     ['streams gateway c16', f.streams_sqlite_c16],
     ['streams bare c16', f.streams_bare_c16],
     ['PostgreSQL no Run c64', f.pg_no_run_c64],

@@ -14,8 +14,9 @@
  *   short turns of c16 streams or c64 unary calls, both ways round: before/after on a busy machine)
  *   BENCH_COMPARE_NODE_ARGS="--flag ..." (node flags for that second gateway; without
  *   BENCH_COMPARE_DIST it runs this build: the turns then compare node or V8 settings)
- *   BENCH_ONLY=c64,c1,first_token,... (measure only these groups of c64, chat, c1, streams, first_token,
- *   pg; prints the measured figures as JSON instead of the table: for iterating, not for README)
+ *   BENCH_ONLY=c64,c1,first_token,... (measure only these groups of c64, chat, completions, c1, streams,
+ *   first_token, pg; `completions` is POST /v1/chat/completions to the chat-wire alias, c64 plain
+ *   and c16 streamed, beside /v1/messages' c64 and streams in the same run; prints the measured figures as JSON instead of the table: for iterating, not for README)
  *   BENCH_C1_WARMUP=1000 (untimed sequential calls to each process before each of its c1 and
  *   first-token histograms, so they measure the warm state, not V8 tiering up after a load's end)
  *   BENCH_LOG_LEVEL=warn (the gateways' logging.level; default info, the gateway's own default,
@@ -36,6 +37,8 @@ import { join } from 'node:path';
 import pg from 'pg';
 import {
   callHeaders,
+  chatCallHeaders,
+  chatCompletionsBody,
   createRun,
   DURATION,
   freePort,
@@ -221,6 +224,16 @@ async function warmUp(
     body: messagesBody(true),
     connections: 16,
   });
+  if (want('completions') && !streamsOnly) {
+    for (const stream of [false, true]) {
+      await load({
+        url: `${gateway.url}/v1/chat/completions`,
+        headers: chatCallHeaders(gateway, runId),
+        body: chatCompletionsBody(stream),
+        connections: stream ? 16 : 64,
+      });
+    }
+  }
 }
 
 async function measureOnce(world: World): Promise<Figures> {
@@ -253,6 +266,23 @@ async function measureOnce(world: World): Promise<Figures> {
       connections: 64,
       pids: [sqlite.process.pid],
     });
+  if (want('completions')) {
+    const completionsUrl = `${sqlite.url}/v1/chat/completions`;
+    figures.completions_c64 = await load({
+      url: completionsUrl,
+      headers: chatCallHeaders(sqlite, sqliteRun),
+      body: chatCompletionsBody(false),
+      connections: 64,
+      pids: [sqlite.process.pid],
+    });
+    figures.completions_streams_c16 = await load({
+      url: completionsUrl,
+      headers: chatCallHeaders(sqlite, sqliteRun),
+      body: chatCompletionsBody(true),
+      connections: 16,
+      pids: [sqlite.process.pid],
+    });
+  }
   if (want('c1')) {
     figures.direct_c1 = await sequentialLatency(
       `${directUrl}/v1/messages`,

@@ -12,6 +12,7 @@ import { GatewayError } from './errors/gateway-error.js';
 import { dialectOf, renderError } from './errors/render.js';
 import { registerBatchesRoutes } from './http/batches-routes.js';
 import { registerBodyParsers } from './http/body.js';
+import { registerChatRoutes } from './http/chat-routes.js';
 import { registerConsoleRoutes } from './http/console-routes.js';
 import { registerErrorHandling } from './http/errors.js';
 import { governanceGuard, registerGovernanceRoutes } from './http/governance-routes.js';
@@ -101,6 +102,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   registerMessagesRoutes(app, services);
   registerResourceRoutes(app, { ...services, maxUploadBytes: deps.config.objects.max_upload_bytes });
   registerResponsesRoutes(app, { authenticator, responses: services.responses });
+  registerChatRoutes(app, { authenticator, chat: services.chat });
   registerBatchesRoutes(app, { authenticator, batches: services.batches });
   registerModelsRoutes(app, services);
   app.addHook('onSend', (request, reply, payload, done) => {

@@ -131,6 +131,7 @@ describe('quick start configuration', () => {
       '/svc/v1/runs/run_x/close',
       '/v1/batches',
       '/v1/responses',
+      '/v1/chat/completions',
       '/v1/moderations',
       '/v1/embeddings',
       '/v1/images/generations',

@@ -186,6 +186,11 @@ const MessagesModelSchema = T.Object(
     alias: AliasName,
     endpoint: T.Optional(T.Literal('messages')),
     targets: T.Array(TokenTarget, { minItems: 1 }),
+    /**
+     * The output bound of a POST /v1/chat/completions without max_tokens or max_completion_tokens:
+     * the reservation is priced at it and every target is asked to honour it.
+     */
+    default_max_tokens: T.Integer({ minimum: 1, default: 4096 }),
   },
   { additionalProperties: false },
 );

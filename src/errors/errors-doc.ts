@@ -11,7 +11,7 @@ export function renderErrorsDoc(): string {
     '',
     '- `/svc/v1`: `{"error": {"code", "message", "request_id"}}`',
     '- `/v1/messages`, `/v1/messages/count_tokens`: `{"type": "error", "error": {"type", "message", "code"}, "request_id"}`; mid-stream failures are an SSE `error` event with the same `error` object',
-    '- every other `/v1` endpoint: `{"error": {"message", "type", "param", "code"}}`',
+    '- every other `/v1` endpoint: `{"error": {"message", "type", "param", "code"}}`; on a `/v1/chat/completions` stream a mid-stream failure is a data-only event `{"error": {...}}` (the vendorb SDK raises it) and no `[DONE]` follows',
     '',
     'Every response carries a `request-id` header. Upstream errors keep the translated upstream status and type.',
     '',

@@ -25,6 +25,8 @@ export interface ModelTarget {
 export interface ModelAlias {
   alias: string;
   targets: ModelTarget[];
+  /** The output bound of a chat completion that gives none (`default_max_tokens`). */
+  defaultMaxTokens: number;
 }
 
 export interface Upstreams {
@@ -126,6 +128,7 @@ export function buildUpstreams(config: Config, environment: NodeJS.ProcessEnv): 
           upstreamModel: target.model,
           price: priceFromConfig(target.price),
         })),
+        defaultMaxTokens: model.default_max_tokens,
       },
     ]),
   );

@@ -7,7 +7,8 @@ import type { ServerResponse } from 'node:http';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { GatewayError } from '../errors/gateway-error.js';
 import type { CountTokensService } from '../gateway/messages/count-tokens-service.js';
-import type { MessagesService } from '../gateway/messages/messages-service.js';
+import type { MessagesOutcome, MessagesService } from '../gateway/messages/messages-service.js';
+import type { Caller } from '../governance/service.js';
 import { type CancelSignal, ClientGone } from '../lib/cancel-signal.js';
 import { requestRecordOf } from '../observability/http-hooks.js';
 import { type Authenticator, requireModel } from './auth.js';
@@ -20,7 +21,7 @@ export interface MessagesRouteDeps {
   countTokens: CountTokensService;
 }
 
-function jsonBody(request: FastifyRequest): unknown {
+export function jsonBody(request: FastifyRequest): unknown {
   if (!isJsonContentType(request.headers['content-type']) || Buffer.isBuffer(request.body)) {
     throw new GatewayError('invalid_request', 'Content-Type must be application/json.');
   }
@@ -83,12 +84,28 @@ export async function writeEventStream(
   response.end();
 }
 
-export function registerMessagesRoutes(app: FastifyInstance, deps: MessagesRouteDeps): void {
-  app.post('/v1/messages', async (request, reply) => {
-    const caller = await deps.authenticator.authenticate(request.headers, requestRecordOf(request));
+/** The call a model endpoint hands to its use case (the caller allowed the body's model). */
+export interface ModelCall {
+  caller: Caller;
+  headers: FastifyRequest['headers'];
+  body: unknown;
+  bodyBytes: number;
+  clientSignal: CancelSignal;
+}
+
+/**
+ * The handler of a model endpoint (/v1/messages, /v1/chat/completions): authenticate, a JSON body,
+ * the key's model allow-list, then the use case's answer as JSON or as a server-sent event stream.
+ */
+export function modelCallHandler(
+  authenticator: Authenticator,
+  create: (call: ModelCall) => Promise<MessagesOutcome>,
+): (request: FastifyRequest, reply: FastifyReply) => Promise<unknown> {
+  return async (request, reply) => {
+    const caller = await authenticator.authenticate(request.headers, requestRecordOf(request));
     const body = jsonBody(request);
     requireModel(caller, body);
-    const outcome = await deps.messages.create({
+    const outcome = await create({
       caller,
       headers: request.headers,
       body,
@@ -97,7 +114,14 @@ export function registerMessagesRoutes(app: FastifyInstance, deps: MessagesRoute
     });
     if (outcome.kind === 'json') return reply.headers(outcome.headers).send(outcome.body);
     await writeEventStream(request, reply, outcome.headers, outcome.frames);
-  });
+  };
+}
+
+export function registerMessagesRoutes(app: FastifyInstance, deps: MessagesRouteDeps): void {
+  app.post(
+    '/v1/messages',
+    modelCallHandler(deps.authenticator, (call) => deps.messages.create(call)),
+  );
 
   app.post('/v1/messages/count_tokens', async (request, reply) => {
     const caller = await deps.authenticator.authenticate(request.headers, requestRecordOf(request));

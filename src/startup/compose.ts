@@ -14,6 +14,7 @@ import { SideEndpointsService } from '../experimental/media/side-endpoints-servi
 import { ResponseRunner } from '../experimental/responses/runner.js';
 import { RunningCalls } from '../experimental/responses/running-calls.js';
 import { ResponsesService } from '../experimental/responses/service.js';
+import { ChatCompletionsService } from '../gateway/chat-completions/chat-service.js';
 import type { Upstreams } from '../gateway/connections.js';
 import { CountTokensService } from '../gateway/messages/count-tokens-service.js';
 import { MessagesService } from '../gateway/messages/messages-service.js';
@@ -61,6 +62,7 @@ export interface Services {
   rateLimiter: RateLimiter;
   keys: KeysService;
   messages: MessagesService;
+  chat: ChatCompletionsService;
   countTokens: CountTokensService;
   files: FilesService;
   side: SideEndpointsService;
@@ -187,6 +189,7 @@ export function composeServices(appDeps: AppDeps): Services {
     rateLimiter: new RateLimiter(appDeps.limiter ?? store.rateBuckets, clock),
     keys: new KeysService({ store, clock, config, onRevoked: (keyId) => authenticator.forget(keyId) }),
     messages,
+    chat: new ChatCompletionsService({ messages, clock }),
     countTokens: new CountTokensService(upstreams, config, runner),
     files: new FilesService({ config, store, objects: deps.objects, upstreams, clock }),
     side: new SideEndpointsService({ config, upstreams, runner, objects: deps.objects }),

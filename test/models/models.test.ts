@@ -77,11 +77,11 @@ describe('GET /v1/models', () => {
     expect(models[0]).toMatchObject({ object: 'model', owned_by: 'svc' });
     expect(Number.isInteger(models[0]!.created)).toBe(true);
     expect(models.map((model) => (model as unknown as { endpoints: string[] }).endpoints)).toEqual([
-      ['/v1/messages', '/v1/messages/count_tokens', '/v1/responses', '/v1/batches'],
-      ['/v1/messages', '/v1/responses', '/v1/batches'],
+      ['/v1/messages', '/v1/messages/count_tokens', '/v1/responses', '/v1/chat/completions', '/v1/batches'],
+      ['/v1/messages', '/v1/responses', '/v1/chat/completions', '/v1/batches'],
       ['/v1/audio/speech'],
       ['/v1/moderations'],
-      ['/v1/messages', '/v1/responses'],
+      ['/v1/messages', '/v1/responses', '/v1/chat/completions'],
     ]);
   });
 
@@ -103,7 +103,7 @@ describe('GET /v1/models', () => {
     expect(await vendora().models.retrieve('team/cheap')).toMatchObject({
       type: 'model',
       id: 'team/cheap',
-      endpoints: ['/v1/messages', '/v1/responses', '/v1/batches'],
+      endpoints: ['/v1/messages', '/v1/responses', '/v1/chat/completions', '/v1/batches'],
     });
     expect(await vendorb().models.retrieve('voice-hd')).toMatchObject({
       id: 'voice-hd',

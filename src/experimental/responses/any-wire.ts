@@ -6,9 +6,10 @@
  * object, or the canonical stream into responses-wire events (outbound-stream.ts).
  */
 
-import type { MessageResponse, MessagesRequest, StreamEvent } from '../../canonical/types.js';
+import type { MessageResponse, MessagesRequest } from '../../canonical/types.js';
 import { validateMessagesRequest } from '../../canonical/validate-messages.js';
 import { GatewayError } from '../../errors/gateway-error.js';
+import { canonicalEvents } from '../../gateway/messages/canonical-events.js';
 import type { MessagesService } from '../../gateway/messages/messages-service.js';
 import type { Caller } from '../../governance/service.js';
 import type { CancelSignal } from '../../lib/cancel-signal.js';
@@ -27,7 +28,7 @@ import {
   step,
 } from '../../primitives/responses/outbound-stream.js';
 import type { ResponsesServerEvent } from '../../primitives/responses/server-events.js';
-import { encodeSseEvent, readSse } from '../../primitives/shared/sse.js';
+import { encodeSseEvent } from '../../primitives/shared/sse.js';
 
 export type AnyWireAnswer =
   | { kind: 'json'; headers: Record<string, string>; body: unknown }
@@ -109,13 +110,7 @@ async function* responsesFrames(
   const now = () => ({ ...context, completedAt: unixSeconds(clock.now()) });
   const encode = (events: ResponsesServerEvent[]) =>
     events.map((event) => encodeSseEvent(event.type, JSON.stringify(event))).join('');
-  for await (const sse of readSse(canonical)) {
-    let event: StreamEvent;
-    try {
-      event = JSON.parse(sse.data) as StreamEvent;
-    } catch {
-      continue;
-    }
+  for await (const event of canonicalEvents(canonical)) {
     const result = step(state, event, now());
     state = result.state;
     const text = encode(result.events);

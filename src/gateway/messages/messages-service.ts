@@ -21,6 +21,7 @@ import type { CancelSignal } from '../../lib/cancel-signal.js';
 import type { Upstreams } from '../connections.js';
 import { attachedRun, checkVendoraVersion, routeMode } from './call-headers.js';
 import {
+  type FaceSkips,
   parseBetaHeader,
   planNative,
   planPortable,
@@ -29,7 +30,7 @@ import {
   type SkippedTarget,
   skippedHeader,
 } from './route-plan.js';
-import { runMessagesAttempt } from './upstream-attempt.js';
+import { runMessagesAttempt, type SameWireBody } from './upstream-attempt.js';
 
 export interface MessagesCall {
   caller: Caller;
@@ -55,6 +56,10 @@ export interface ServeInput {
   endpoint: string;
   /** Only this connection's target of the alias (Svc-Route on /v1/responses). */
   connection?: string | undefined;
+  /** A face's client body for targets of its own wire (/v1/chat/completions to a chat target). */
+  sameWire?: SameWireBody | undefined;
+  /** Reasons a face routes a target away (fields only its own wire carries), before any I/O. */
+  faceSkips?: FaceSkips | undefined;
   clientSignal: CancelSignal;
 }
 
@@ -141,7 +146,9 @@ export class MessagesService {
    * alias pinned to `connection` when given), those routed away with reasons, and the input bound
    * its reservations are priced from. Background responses plan here and call later (their job).
    */
-  route(input: Pick<ServeInput, 'request' | 'mode' | 'betaHeader' | 'bodyBytes' | 'connection'>): {
+  route(
+    input: Pick<ServeInput, 'request' | 'mode' | 'betaHeader' | 'bodyBytes' | 'connection' | 'faceSkips'>,
+  ): {
     alias: Alias;
     plan: RoutePlan;
     inputBoundTokens: number;
@@ -152,7 +159,7 @@ export class MessagesService {
     const providerTools = providerExecutedTools(request);
     const plan: RoutePlan =
       mode === 'portable'
-        ? planPortable(request, alias, betaTokens, providerTools)
+        ? planPortable(request, alias, betaTokens, providerTools, input.faceSkips)
         : planNative(request, alias, betaTokens, providerTools, nativeFacts(request));
     const facts = requestFacts(request);
     const ledger = this.deps.config.ledger;
@@ -187,6 +194,7 @@ export class MessagesService {
         request,
         rawBody: input.rawBody,
         betaTokens: plan.betaTokens,
+        sameWire: input.sameWire,
         inputBoundTokens,
         subject: {
           projectId: input.caller.projectId,

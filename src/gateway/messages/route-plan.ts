@@ -11,7 +11,9 @@ import {
   portableSkipReasons,
   presentFields,
   type SkipCode,
+  type SkipReason,
 } from '../../catalogue/eligibility.js';
+import type { ProfileRow } from '../../catalogue/profiles.js';
 import { GatewayError } from '../../errors/gateway-error.js';
 import type { ModelAlias, ModelTarget } from '../connections.js';
 import { bindingFor, type PrimitiveBinding } from '../primitive-registry.js';
@@ -49,11 +51,15 @@ export function parseBetaHeader(header: string | string[] | undefined): string[]
     .filter(Boolean);
 }
 
+/** Why a face (not the canonical request) routes a target away: fields only the face's own wire carries. */
+export type FaceSkips = (row: ProfileRow) => SkipReason[];
+
 export function planPortable(
   request: MessagesRequest,
-  alias: ModelAlias,
+  alias: Pick<ModelAlias, 'alias' | 'targets'>,
   betaTokens: string[],
   providerTools: string[],
+  faceSkips?: FaceSkips,
 ): RoutePlan {
   if (betaTokens.length > 0) {
     throw new GatewayError(
@@ -70,6 +76,7 @@ export function planPortable(
   for (const target of alias.targets) {
     const binding = bindingFor(target.connection.row);
     const reasons = portableSkipReasons(request, fields, target.connection.row, binding.cannotCarry);
+    if (faceSkips) reasons.push(...faceSkips(target.connection.row));
     if (providerTools.length > 0 && !target.connection.providerExecutedTools) {
       reasons.push({
         code: 'provider_tools',

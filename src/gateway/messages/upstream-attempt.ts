@@ -28,6 +28,7 @@ import {
   type SseDecoder,
 } from '../../primitives/shared/sse.js';
 import type {
+  PrimitiveName,
   SseEvent,
   StreamTranslator,
   TranslateContext,
@@ -42,6 +43,16 @@ import {
 import type { AttemptUsage } from '../../store/port.js';
 import type { PlannedTarget, RouteMode } from './route-plan.js';
 
+/**
+ * A face's own client body for the targets that speak the face's wire (pass-through: the body
+ * with the model replaced, as native mode does for /v1/messages); other targets get the
+ * primitive's translation of the canonical request.
+ */
+export interface SameWireBody {
+  primitive: PrimitiveName;
+  build(upstreamModel: string, options: unknown): WireRequest;
+}
+
 export interface AttemptInput {
   planned: PlannedTarget;
   mode: RouteMode;
@@ -49,6 +60,8 @@ export interface AttemptInput {
   /** The client's body object (native mode forwards it with only the model replaced). */
   rawBody: Record<string, unknown>;
   betaTokens: string[];
+  /** Pass-through body for targets of the face's own wire (/v1/chat/completions to a chat target). */
+  sameWire?: SameWireBody | undefined;
   inputBoundTokens: number;
   subject: Pick<AttemptPlan, 'projectId' | 'keyId' | 'runId' | 'endpoint' | 'alias' | 'request'>;
   /** Fires when the client goes away. */
@@ -98,11 +111,14 @@ class MessagesExchange implements UpstreamExchange<unknown>, StreamReader {
   send(signal: CancelSignal | undefined): Promise<UpstreamResponse> {
     const { input, context } = this;
     const { target, binding } = input.planned;
-    const wire: WireRequest = buildOrNotSent(() =>
-      input.mode === 'native'
-        ? buildNativeRequest(input.rawBody, target.upstreamModel, input.betaTokens)
-        : binding.primitive.buildRequest(input.request, context, binding.options),
-    );
+    const sameWire = input.sameWire;
+    const wire: WireRequest = buildOrNotSent(() => {
+      if (input.mode === 'native')
+        return buildNativeRequest(input.rawBody, target.upstreamModel, input.betaTokens);
+      if (sameWire !== undefined && sameWire.primitive === target.connection.row.primitive)
+        return sameWire.build(target.upstreamModel, binding.options);
+      return binding.primitive.buildRequest(input.request, context, binding.options);
+    });
     return callUpstream(target.connection, {
       path: wire.path,
       body: wire.body,

@@ -6,8 +6,8 @@
  * list otherwise). No upstream call, no ledger work. Aliases keep their configuration order.
  *
  *   messages alias  /v1/messages, /v1/messages/count_tokens (when a target's profile counts
- *                   tokens), /v1/responses, /v1/batches (when a target's wire has batches:
- *                   messages or chat-completions)
+ *                   tokens), /v1/responses, /v1/chat/completions, /v1/batches (when a
+ *                   target's wire has batches: messages or chat-completions)
  *   media alias     its own endpoint (/v1/embeddings, /v1/audio/speech, /v1/audio/transcriptions,
  *                   /v1/images/generations, /v1/moderations)
  */
@@ -51,6 +51,7 @@ export function endpointsOf(model: AnyModelConfig, config: Config): string[] {
     '/v1/messages',
     ...(countsTokens ? ['/v1/messages/count_tokens'] : []),
     '/v1/responses',
+    '/v1/chat/completions',
     ...(batches ? ['/v1/batches'] : []),
   ];
 }

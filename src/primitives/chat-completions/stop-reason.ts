@@ -46,3 +46,22 @@ export function stopReasonOf(finishReason: unknown, facts: AnswerFacts): StopRea
 function isKnownFinishReason(value: unknown): value is ChatFinishReason {
   return typeof value === 'string' && KNOWN_FINISH_REASONS.includes(value);
 }
+
+/**
+ * Canonical `stop_reason` -> chat `finish_reason` (the outbound direction, /v1/chat/completions):
+ * end_turn, stop_sequence and pause_turn -> stop; max_tokens and model_context_window_exceeded ->
+ * length; tool_use -> tool_calls; refusal -> content_filter; none yet -> stop.
+ */
+export function finishReasonOf(stopReason: StopReason | null): ChatFinishReason {
+  switch (stopReason) {
+    case 'max_tokens':
+    case 'model_context_window_exceeded':
+      return 'length';
+    case 'tool_use':
+      return 'tool_calls';
+    case 'refusal':
+      return 'content_filter';
+    default:
+      return 'stop';
+  }
+}

@@ -32,3 +32,22 @@ export function isChatUsage(value: unknown): value is ChatUsage {
 function count(value: unknown): number {
   return typeof value === 'number' && Number.isInteger(value) && value > 0 ? value : 0;
 }
+
+/** The outbound usage object of a chat answer: the inverse of `canonicalUsage`. */
+export interface ChatUsageOut {
+  prompt_tokens: number;
+  completion_tokens: number;
+  total_tokens: number;
+  prompt_tokens_details: { cached_tokens: number };
+}
+
+/** Canonical usage -> chat usage: prompt_tokens counts the cached and cache-written tokens too. */
+export function chatUsageOf(usage: Usage): ChatUsageOut {
+  const promptTokens = usage.input_tokens + usage.cache_read_input_tokens + usage.cache_creation_input_tokens;
+  return {
+    prompt_tokens: promptTokens,
+    completion_tokens: usage.output_tokens,
+    total_tokens: promptTokens + usage.output_tokens,
+    prompt_tokens_details: { cached_tokens: usage.cache_read_input_tokens },
+  };
+}

@@ -14,12 +14,19 @@
  *   prompt_cache_key, include, store, background, stream_options, truncation, service_tier.
  * Anything the canonical model cannot carry faithfully raises ResponsesInputError naming the field.
  */
+
+import {
+  argumentsObject,
+  canonicalToolChoice,
+  effortOf,
+  InboundFieldError,
+  Turns,
+} from '../../canonical/inbound-turns.js';
 import type {
   ContentBlockParam,
   CustomTool,
   Effort,
   ImageBlock,
-  MessageParam,
   MessagesRequest,
   TextBlock,
   ToolChoice,
@@ -28,14 +35,8 @@ import type {
 import { isRecord } from './response.js';
 
 /** A field of the inbound request the canonical model cannot carry; `param` names it. */
-export class ResponsesInputError extends Error {
+export class ResponsesInputError extends InboundFieldError {
   override readonly name = 'ResponsesInputError';
-  constructor(
-    readonly param: string,
-    message: string,
-  ) {
-    super(`${param}: ${message}`);
-  }
 }
 
 export interface InboundOptions {
@@ -47,7 +48,7 @@ export function responsesRequestToCanonical(
   body: Record<string, unknown>,
   options: InboundOptions = {},
 ): MessagesRequest {
-  const turns = new Turns();
+  const turns = new Turns(invalid, 'input');
   const system: TextBlock[] = [];
   if (typeof body.instructions === 'string' && body.instructions.length > 0) {
     system.push({ type: 'text', text: body.instructions });
@@ -80,32 +81,6 @@ export function responsesRequestToCanonical(
   return request;
 }
 
-/** Builds alternating turns; a tool_result always goes before the other blocks of its user turn. */
-class Turns {
-  private readonly list: Array<{ role: 'user' | 'assistant'; content: ContentBlockParam[] }> = [];
-
-  add(role: 'user' | 'assistant', blocks: ContentBlockParam[]): void {
-    const kept = blocks.filter((block) => block.type !== 'text' || block.text.trim().length > 0);
-    if (kept.length === 0) return;
-    const last = this.list.at(-1);
-    if (last?.role !== role) {
-      this.list.push({ role, content: [...kept] });
-      return;
-    }
-    for (const block of kept) {
-      if (block.type === 'tool_result') {
-        const firstOther = last.content.findIndex((existing) => existing.type !== 'tool_result');
-        last.content.splice(firstOther < 0 ? last.content.length : firstOther, 0, block);
-      } else last.content.push(block);
-    }
-  }
-
-  messages(): MessageParam[] {
-    if (this.list.length === 0) throw new ResponsesInputError('input', 'holds no message to answer');
-    return this.list;
-  }
-}
-
 function addItem(turns: Turns, system: TextBlock[], item: unknown, at: string): void {
   if (!isRecord(item)) throw new ResponsesInputError(at, 'must be an object');
   const type = item.type ?? 'message';
@@ -119,7 +94,7 @@ function addItem(turns: Turns, system: TextBlock[], item: unknown, at: string): 
           type: 'tool_use',
           id: text(item.call_id, `${at}.call_id`),
           name: text(item.name, `${at}.name`),
-          input: argumentsObject(item.arguments, `${at}.arguments`),
+          input: argumentsObject(item.arguments, `${at}.arguments`, invalid),
         },
       ]);
       return;
@@ -240,15 +215,12 @@ function functionTool(tool: unknown, index: number): CustomTool {
 }
 
 function toolChoice(choice: unknown, serial: boolean): ToolChoice | undefined {
-  const parallel = serial ? { disable_parallel_tool_use: true } : {};
-  if (choice === undefined || choice === null) return serial ? { type: 'auto', ...parallel } : undefined;
-  if (choice === 'auto') return { type: 'auto', ...parallel };
-  if (choice === 'required') return { type: 'any', ...parallel };
-  if (choice === 'none') return { type: 'none' };
-  if (isRecord(choice) && choice.type === 'function') {
-    return { type: 'tool', name: text(choice.name, 'tool_choice.name'), ...parallel };
-  }
-  throw new ResponsesInputError('tool_choice', 'must be auto, required, none or {type: function, name}');
+  return canonicalToolChoice(
+    choice,
+    serial,
+    (named) => text(named.name, 'tool_choice.name'),
+    () => new ResponsesInputError('tool_choice', 'must be auto, required, none or {type: function, name}'),
+  );
 }
 
 function outputFormat(
@@ -265,25 +237,10 @@ function outputFormat(
   throw new ResponsesInputError('text.format', 'only text and json_schema (with a schema) are offered');
 }
 
-const EFFORTS: Record<string, Effort | undefined> = {
-  none: undefined,
-  minimal: 'low',
-  low: 'low',
-  medium: 'medium',
-  high: 'high',
-  xhigh: 'xhigh',
-  max: 'max',
-};
-
 function reasoningEffort(reasoning: unknown): Effort | undefined {
   if (reasoning === undefined || reasoning === null) return undefined;
   if (!isRecord(reasoning)) throw new ResponsesInputError('reasoning', 'must be an object');
-  const effort = reasoning.effort;
-  if (effort === undefined || effort === null) return undefined;
-  if (typeof effort !== 'string' || !Object.hasOwn(EFFORTS, effort)) {
-    throw new ResponsesInputError('reasoning.effort', `must be one of ${Object.keys(EFFORTS).join(', ')}`);
-  }
-  return EFFORTS[effort];
+  return effortOf(reasoning.effort, 'reasoning.effort', invalid);
 }
 
 function maxTokens(value: unknown, fallback: number | undefined): number {
@@ -297,17 +254,7 @@ function maxTokens(value: unknown, fallback: number | undefined): number {
   return max;
 }
 
-function argumentsObject(value: unknown, at: string): Record<string, unknown> {
-  if (value === undefined || value === '') return {};
-  if (typeof value !== 'string') throw new ResponsesInputError(at, 'must be a JSON text');
-  try {
-    const parsed: unknown = JSON.parse(value);
-    if (isRecord(parsed)) return parsed;
-  } catch {
-    // fall through
-  }
-  throw new ResponsesInputError(at, 'must be the JSON text of an object');
-}
+const invalid = (param: string, message: string) => new ResponsesInputError(param, message);
 
 function text(value: unknown, at: string): string {
   if (typeof value !== 'string' || value.length === 0)
