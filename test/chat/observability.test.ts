@@ -73,7 +73,7 @@ describe('observability of /v1/chat/completions', () => {
     );
     expect(text).toMatch(/gen_ai_operation_name="chat"/);
     expect(text).toContain(
-      'svc_fallbacks_total{alias="fallback",from_connection="sim-vendora",to_connection="sim-chat",error_type="upstream_error"} 1',
+      'svc_fallbacks_total{alias="fallback",from_connection="sim-vendora",to_connection="sim-chat",error_type="http_5xx"} 1',
     );
   });
 
