@@ -1,4 +1,7 @@
-/** Picks the limiter the configuration names: the store's buckets (default) or Redis. */
+/**
+ * Picks the limiter the configuration names: the store's buckets (default) or Redis, which falls
+ * back to the store's buckets (or refuses: redis_on_unavailable) while it is unreachable.
+ */
 import type { Logger } from 'pino';
 import type { Config } from '../config/schema.js';
 import type { Limiter } from '../limits/limiter.js';
@@ -24,8 +27,15 @@ export async function openLimiter(
       if (!url) throw new Error(`rate_limits: environment variable ${settings.redis_url_env} is not set`);
       // Loaded only when configured: Redis is optional.
       const { RedisLimiter } = await import('../limits/redis-limiter.js');
-      const redis = new RedisLimiter({ url, keyPrefix: settings.redis_key_prefix, logger });
-      // Connecting is not awaited: an unreachable Redis must not stop the gateway (memory fallback).
+      const redis = new RedisLimiter({
+        url,
+        keyPrefix: settings.redis_key_prefix,
+        logger,
+        onUnavailable:
+          settings.redis_on_unavailable === 'store' ? { fallback: store.rateBuckets } : 'fail_closed',
+        probeIntervalMs: settings.redis_probe_interval_ms,
+      });
+      // Connecting is not awaited: an unreachable Redis must not stop the gateway (see redis_on_unavailable).
       redis
         .connect()
         .catch((error: unknown) => logger.warn({ err: error }, 'redis limiter: first connection failed'));
