@@ -107,12 +107,7 @@ async function attemptRows(gateway = world.gateway) {
 
 describe('S3 down, then back', () => {
   it('answers 503 with Retry-After and keeps nothing while S3 is down; works again once it is back', async () => {
-    const client = new OpenAI({
-      baseURL: `${world.gateway.url}/v1`,
-      apiKey: key,
-      maxRetries: 0,
-      defaultHeaders: { 'Svc-Route': 'sim-chat' },
-    });
+    const client = world.client(key, { 'Svc-Route': 'sim-chat' });
     const input = await upload(client, 'before.jsonl');
     expect(await attemptRows()).toEqual([]);
 
@@ -179,12 +174,7 @@ describe('S3 down while a background response runs', () => {
   }, 40_000);
 
   it('a batch whose payload cannot be read waits for S3 (held, not charged) and then completes', async () => {
-    const client = new OpenAI({
-      baseURL: `${slow.gateway.url}/v1`,
-      apiKey: slowKey,
-      maxRetries: 0,
-      defaultHeaders: { 'Svc-Route': 'sim-chat' },
-    });
+    const client = slow.client(slowKey, { 'Svc-Route': 'sim-chat' });
     const file = await upload(client, 'queued.jsonl');
     const created = await batch(client, file.id);
     const held = (await attemptRows(slow.gateway)).filter((row) => row.state === 'reserved').length;
