@@ -161,6 +161,8 @@ export class RedisLimiter implements Limiter {
   private readonly redis: RedisWithTake;
   private episode: Episode | undefined;
   private closed = false;
+  /** Operations answered without Redis since this process started (the metrics read them). */
+  private readonly withoutRedis = { store: 0, refused: 0 };
   private readonly probeIntervalMs: number;
 
   constructor(private readonly options: RedisLimiterOptions) {
@@ -185,6 +187,11 @@ export class RedisLimiter implements Limiter {
   /** Whether the limits are answered elsewhere (or refused) because Redis is unreachable. */
   get degraded(): boolean {
     return this.episode !== undefined;
+  }
+
+  /** Operations answered without Redis since start: from the fallback (`store`) or `refused`. */
+  get answeredWithoutRedis(): Readonly<{ store: number; refused: number }> {
+    return this.withoutRedis;
   }
 
   take(bucketKey: string, units: number, size: BucketSize, nowMs: number): Promise<TakeResult> {
@@ -262,9 +269,11 @@ export class RedisLimiter implements Limiter {
     const onUnavailable = this.options.onUnavailable;
     if (onUnavailable === 'fail_closed') {
       episode.refused += 1;
+      this.withoutRedis.refused += 1;
       throw limitsUnavailable(this.probeIntervalMs);
     }
     episode.answeredByFallback += 1;
+    this.withoutRedis.store += 1;
     return elsewhere(onUnavailable.fallback);
   }
 

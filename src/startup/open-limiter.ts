@@ -5,6 +5,8 @@
 import type { Logger } from 'pino';
 import type { Config } from '../config/schema.js';
 import type { Limiter } from '../limits/limiter.js';
+import type { RedisLimiter } from '../limits/redis-limiter.js';
+import type { GatewayMetrics } from '../observability/metrics.js';
 import type { Store } from '../store/port.js';
 
 export interface OpenedLimiter {
@@ -17,6 +19,7 @@ export async function openLimiter(
   environment: NodeJS.ProcessEnv,
   store: Store,
   logger: Logger,
+  metrics?: GatewayMetrics,
 ): Promise<OpenedLimiter> {
   const settings = config.rate_limits;
   switch (settings.kind) {
@@ -39,6 +42,7 @@ export async function openLimiter(
       redis
         .connect()
         .catch((error: unknown) => logger.warn({ err: error }, 'redis limiter: first connection failed'));
+      if (metrics) observeRedisLimiter(redis, metrics);
       return { limiter: redis, close: () => redis.close() };
     }
     default: {
@@ -46,4 +50,19 @@ export async function openLimiter(
       throw new Error(`unknown rate limit store ${String(never)}`);
     }
   }
+}
+
+/** The outage episode as metrics, read at scrape time (docs/operations.md "Redis down"). */
+function observeRedisLimiter(redis: RedisLimiter, metrics: GatewayMetrics): void {
+  const unavailable = metrics.gauge('svc_rate_limits_redis_unavailable');
+  const fallback = metrics.counter('svc_rate_limits_redis_fallback_total');
+  const counted = { store: 0, refused: 0 };
+  metrics.beforeScrape(() => {
+    unavailable.set(redis.degraded ? 1 : 0);
+    const now = redis.answeredWithoutRedis;
+    for (const outcome of ['store', 'refused'] as const) {
+      if (now[outcome] > counted[outcome]) fallback.inc({ outcome }, now[outcome] - counted[outcome]);
+      counted[outcome] = now[outcome];
+    }
+  });
 }

@@ -14,6 +14,8 @@
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { newKeySecret } from '../../src/lib/secrets.js';
+import type { GatewayMetrics } from '../../src/observability/metrics.js';
+import { createObservability } from '../../src/observability/observability.js';
 import { type Simulator, startSimulator } from '../../src/simulator/server.js';
 import { messages, rateLimitedConfig } from '../governance/rate-limit-support.js';
 import { eventually } from '../support/deferred-gateway.js';
@@ -39,6 +41,7 @@ describeOwnRedis('rate limits while Redis is down', () => {
     let inspect: Redis;
     let replicas: TestGateway[];
     let closed: TestGateway;
+    const metricsOf = new Map<TestGateway, GatewayMetrics>();
 
     const burst = async (gateways: TestGateway[], count: number) => {
       const results = await Promise.all(
@@ -48,6 +51,16 @@ describeOwnRedis('rate limits while Redis is down', () => {
       for (const status of statuses) expect([200, 429]).toContain(status);
       return { admitted: statuses.filter((status) => status === 200).length, results };
     };
+    /** The replica's Redis outage series, read from its registry (what /metrics exposes). */
+    const outageSeries = async (gateway: TestGateway) => {
+      const text = await metricsOf.get(gateway)!.exposition();
+      const value = (pattern: RegExp) => Number(pattern.exec(text)?.[1] ?? Number.NaN);
+      return {
+        unavailable: value(/^svc_rate_limits_redis_unavailable (\S+)$/m),
+        store: value(/^svc_rate_limits_redis_fallback_total\{outcome="store"\} (\S+)$/m),
+        refused: value(/^svc_rate_limits_redis_fallback_total\{outcome="refused"\} (\S+)$/m),
+      };
+    };
     const linesOf = (gateway: TestGateway, event: string) =>
       gateway.logs.filter((line) => line.includes(`"event":"${event}"`));
 
@@ -56,8 +69,10 @@ describeOwnRedis('rate limits while Redis is down', () => {
       redis = await startOwnRedis(await freePort());
       inspect = new Redis(redis.url, { lazyConnect: true, maxRetriesPerRequest: 0 });
       inspect.on('error', () => undefined);
-      const start = (onUnavailable: 'store' | 'fail_closed') =>
-        startTestGateway({
+      const start = async (onUnavailable: 'store' | 'fail_closed') => {
+        const observability = createObservability({ metrics: true, tracing: false });
+        const gateway = await startTestGateway({
+          observability,
           store: 'postgres',
           databaseUrl: database.url,
           environment: {
@@ -79,6 +94,9 @@ describeOwnRedis('rate limits while Redis is down', () => {
             },
           },
         });
+        metricsOf.set(gateway, observability.metrics!);
+        return gateway;
+      };
       // One at a time: the first applies the migrations.
       replicas = [await start('store'), await start('store')];
       closed = await start('fail_closed');
@@ -119,9 +137,12 @@ describeOwnRedis('rate limits while Redis is down', () => {
       );
       // Still the store's bucket: more calls on either replica are refused.
       expect((await messages(replicas[1]!.url, SECRET)).status).toBe(429);
-      // One warning per replica for the episode.
+      // One warning per replica for the episode, and its metrics.
       for (const replica of replicas)
         expect(linesOf(replica, 'rate_limits_redis_unavailable')).toHaveLength(1);
+      const episode = await outageSeries(replicas[0]!);
+      expect(episode.unavailable).toBe(1);
+      expect(episode.store).toBeGreaterThanOrEqual((3 * LIMIT) / 2);
 
       // Fail-closed: 503 with Retry-After in the endpoint's dialect; nothing was reserved.
       const refusedMessages = await messages(closed.url, SECRET);
@@ -151,6 +172,8 @@ describeOwnRedis('rate limits while Redis is down', () => {
       expect(ended.answered_by_fallback).toBeGreaterThan(0);
       expect(ended.outage_ms).toBeGreaterThan(0);
       expect(JSON.parse(linesOf(closed, 'rate_limits_redis_reachable')[0]!).refused).toBeGreaterThan(0);
+      expect(await outageSeries(replicas[0]!)).toMatchObject({ unavailable: 0, store: episode.store });
+      expect((await outageSeries(closed)).refused).toBeGreaterThanOrEqual(2);
       // Redis's new bucket is full, the store's is empty: the limit admitted now proves it is Redis.
       const after = await burst(replicas, 2 * LIMIT);
       expect(after.admitted).toBe(LIMIT);

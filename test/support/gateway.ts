@@ -132,7 +132,9 @@ export async function startTestGateway(options: TestGatewayOptions = {}): Promis
     ),
   );
   // As startGateway: rate_limits picks the limiter (the store's buckets, or Redis with its fallback).
-  const limits = options.limiter ? undefined : await openLimiter(config, environment, store, logger);
+  const limits = options.limiter
+    ? undefined
+    : await openLimiter(config, environment, store, logger, options.observability?.metrics);
   const limiter = options.limiter ?? limits?.limiter;
   const app = await buildApp({
     config,
