@@ -174,6 +174,10 @@ describeOwnRedis('rate limits while Redis is down', () => {
       expect(JSON.parse(linesOf(closed, 'rate_limits_redis_reachable')[0]!).refused).toBeGreaterThan(0);
       expect(await outageSeries(replicas[0]!)).toMatchObject({ unavailable: 0, store: episode.store });
       expect((await outageSeries(closed)).refused).toBeGreaterThanOrEqual(2);
+      // The fail-closed refusal is a refused reservation of its own reason, not a store outage.
+      expect(await metricsOf.get(closed)!.exposition()).toMatch(
+        /^svc_reservations_refused_total\{[^}]*project="prj_b"[^}]*reason="rate_limits_unavailable"\} 1$/m,
+      );
       // Redis's new bucket is full, the store's is empty: the limit admitted now proves it is Redis.
       const after = await burst(replicas, 2 * LIMIT);
       expect(after.admitted).toBe(LIMIT);
