@@ -1,7 +1,7 @@
 /**
- * The object store (a real S3 server, s3rver on loopback) goes down and comes back (issue 38 item 5).
- * While it is down, a background response, a file upload and a batch create answer 503
- * object_store_unavailable with Retry-After in the vendorb dialect (never 500 internal_error), and
+ * The object store (a real S3 server, s3rver on loopback) goes down and comes back (issue 38 item
+ * 5). While it is down, a background response, a file upload, a file's content and a batch create
+ * answer 503 object_store_unavailable with Retry-After in the vendorb dialect (never 500), and
  * the ledger keeps nothing: the background response's attempt, reserved before its request object
  * is written, ends not_sent with 0 charged and no attempt stays reserved. Once the server is back
  * the same calls succeed and the background response completes. Background work that meets the
@@ -115,6 +115,7 @@ describe('S3 down, then back', () => {
     expectUnavailable(await refusal(background(world.client(key))));
     expectUnavailable(await refusal(upload(client, 'during.jsonl')));
     expectUnavailable(await refusal(batch(client, input.id)));
+    expectUnavailable(await refusal(client.files.content(input.id)));
 
     // The ledger: the background response's attempt was reserved before its object, and released.
     expect((await attemptRows()).map((row) => [row.state, Number(row.cost)])).toEqual([['released', 0]]);
@@ -130,6 +131,7 @@ describe('S3 down, then back', () => {
       (response) => response.status === 'completed',
     );
     expect(done.output_text.length).toBeGreaterThan(0);
+    expect(await (await client.files.content(input.id)).text()).toBe(`${line('one')}\n`);
     const file = await upload(client, 'after.jsonl');
     const accepted = await batch(client, file.id);
     expect(accepted.status).toBe('validating');
