@@ -162,12 +162,17 @@ describeOwnRedis('rate limits while Redis is down', () => {
 
       // Redis back (empty: nothing was persisted): each replica's probe finds it within a few intervals.
       await redis.restart();
+      const restarted = Date.now();
       for (const replica of [...replicas, closed])
         await eventually(
           async () => linesOf(replica, 'rate_limits_redis_reachable').length,
           (count) => count === 1,
           10_000,
         );
+      // The documented bound: the client's reconnect backoff (at most 2 s) plus 1.5 probe intervals.
+      const back = Date.now() - restarted;
+      console.info(`[redis outage] every replica back on Redis ${back} ms after its restart`);
+      expect(back).toBeLessThan(2000 + 1.5 * PROBE_MS + 1000);
       const ended = JSON.parse(linesOf(replicas[0]!, 'rate_limits_redis_reachable')[0]!);
       expect(ended.answered_by_fallback).toBeGreaterThan(0);
       expect(ended.outage_ms).toBeGreaterThan(0);
