@@ -171,6 +171,8 @@ export class RedisLimiter implements Limiter {
       enableOfflineQueue: false,
       maxRetriesPerRequest: 0,
       commandTimeout: options.commandTimeoutMs ?? 500,
+      // A black-holed Redis holds a connection attempt (at start-up, or a reconnect) this long at most.
+      connectTimeout: 2000,
     });
     redis.on('error', () => {}); // reported once per outage episode
     redis.defineCommand('svcTakeTokens', { numberOfKeys: 1, lua: TAKE_SCRIPT });

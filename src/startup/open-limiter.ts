@@ -38,8 +38,10 @@ export async function openLimiter(
           settings.redis_on_unavailable === 'store' ? { fallback: store.rateBuckets } : 'fail_closed',
         probeIntervalMs: settings.redis_probe_interval_ms,
       });
-      // Connecting is not awaited: an unreachable Redis must not stop the gateway (see redis_on_unavailable).
-      redis
+      // The first connection is awaited (at most the connect timeout), so the first calls do not
+      // start an outage episode while it is being made; an unreachable Redis never stops the
+      // gateway: the calls then start the episode (redis_on_unavailable).
+      await redis
         .connect()
         .catch((error: unknown) => logger.warn({ err: error }, 'redis limiter: first connection failed'));
       if (metrics) observeRedisLimiter(redis, metrics);

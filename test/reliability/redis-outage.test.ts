@@ -12,14 +12,17 @@
  * - Redis restarted: each replica's probe finds it and the limits are in Redis again.
  */
 import { Redis } from 'ioredis';
+import pino from 'pino';
 import { afterAll, beforeAll, expect, it } from 'vitest';
+import { parseConfig } from '../../src/config/load.js';
 import { newKeySecret } from '../../src/lib/secrets.js';
 import type { GatewayMetrics } from '../../src/observability/metrics.js';
 import { createObservability } from '../../src/observability/observability.js';
 import { type Simulator, startSimulator } from '../../src/simulator/server.js';
+import { openLimiter } from '../../src/startup/open-limiter.js';
 import { messages, rateLimitedConfig } from '../governance/rate-limit-support.js';
 import { eventually } from '../support/deferred-gateway.js';
-import { call, startTestGateway, type TestGateway } from '../support/gateway.js';
+import { baseConfig, call, startTestGateway, type TestGateway } from '../support/gateway.js';
 import { freePort } from '../support/gateway-process.js';
 import { createTestDatabase, describePostgres, type TestDatabase } from '../support/postgres.js';
 import { describeOwnRedis, type OwnRedis, startOwnRedis } from '../support/redis.js';
@@ -64,39 +67,41 @@ describeOwnRedis('rate limits while Redis is down', () => {
     const linesOf = (gateway: TestGateway, event: string) =>
       gateway.logs.filter((line) => line.includes(`"event":"${event}"`));
 
+    /** A gateway on the shared database and this test's Redis. */
+    const start = async (onUnavailable: 'store' | 'fail_closed') => {
+      const observability = createObservability({ metrics: true, tracing: false });
+      const gateway = await startTestGateway({
+        observability,
+        store: 'postgres',
+        databaseUrl: database.url,
+        environment: {
+          SIM_UPSTREAM_KEY: 'sk-simulated-upstream',
+          OUTAGE_REDIS_URL: redis.url,
+          OUTAGE_KEY: SECRET,
+        },
+        config: {
+          ...rateLimitedConfig(sim.url, { requests_per_minute: LIMIT }),
+          keys: [
+            { id: KEY_ID, project: 'prj_b', scopes: ['inference', 'run:create'], secret_env: 'OUTAGE_KEY' },
+          ],
+          rate_limits: {
+            kind: 'redis',
+            redis_url_env: 'OUTAGE_REDIS_URL',
+            redis_key_prefix: PREFIX,
+            redis_on_unavailable: onUnavailable,
+            redis_probe_interval_ms: PROBE_MS,
+          },
+        },
+      });
+      metricsOf.set(gateway, observability.metrics!);
+      return gateway;
+    };
+
     beforeAll(async () => {
       [database, sim] = await Promise.all([createTestDatabase(), startSimulator()]);
       redis = await startOwnRedis(await freePort());
       inspect = new Redis(redis.url, { lazyConnect: true, maxRetriesPerRequest: 0 });
       inspect.on('error', () => undefined);
-      const start = async (onUnavailable: 'store' | 'fail_closed') => {
-        const observability = createObservability({ metrics: true, tracing: false });
-        const gateway = await startTestGateway({
-          observability,
-          store: 'postgres',
-          databaseUrl: database.url,
-          environment: {
-            SIM_UPSTREAM_KEY: 'sk-simulated-upstream',
-            OUTAGE_REDIS_URL: redis.url,
-            OUTAGE_KEY: SECRET,
-          },
-          config: {
-            ...rateLimitedConfig(sim.url, { requests_per_minute: LIMIT }),
-            keys: [
-              { id: KEY_ID, project: 'prj_b', scopes: ['inference', 'run:create'], secret_env: 'OUTAGE_KEY' },
-            ],
-            rate_limits: {
-              kind: 'redis',
-              redis_url_env: 'OUTAGE_REDIS_URL',
-              redis_key_prefix: PREFIX,
-              redis_on_unavailable: onUnavailable,
-              redis_probe_interval_ms: PROBE_MS,
-            },
-          },
-        });
-        metricsOf.set(gateway, observability.metrics!);
-        return gateway;
-      };
       // One at a time: the first applies the migrations.
       replicas = [await start('store'), await start('store')];
       closed = await start('fail_closed');
@@ -107,6 +112,34 @@ describeOwnRedis('rate limits while Redis is down', () => {
       await redis?.stop();
       await sim?.close();
       await database?.drop();
+    });
+
+    it('a fail-closed limiter just opened takes from Redis at once (its first connection is awaited)', async () => {
+      const config = parseConfig(
+        {
+          ...baseConfig(),
+          rate_limits: {
+            kind: 'redis',
+            redis_url_env: 'OUTAGE_REDIS_URL',
+            redis_on_unavailable: 'fail_closed',
+          },
+        },
+        'test',
+        {},
+      );
+      const opened = await openLimiter(
+        config,
+        { OUTAGE_REDIS_URL: redis.url },
+        replicas[0]!.store,
+        pino({ level: 'silent' }),
+      );
+      try {
+        const size = { ratePerSecond: 1, burst: 5 };
+        const taken = await opened.limiter.takeAll([{ bucketKey: 'fresh', units: 1, size }], Date.now());
+        expect(taken.allowed).toBe(true);
+      } finally {
+        await opened.close();
+      }
     });
 
     it('limits in Redis, then in the store while it is down, then in Redis again once it answers', async () => {
