@@ -92,6 +92,7 @@ async function main() {
     url: process.env.SVC_TEST_REDIS_URL ?? 'redis://127.0.0.1:6379',
     keyPrefix: `svc-bench:${randomBytes(4).toString('hex')}:`,
     logger: pino({ level: 'silent' }),
+    onUnavailable: 'fail_closed',
   });
   try {
     await redis.connect();

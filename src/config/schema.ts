@@ -372,6 +372,10 @@ export const ConfigSchema = T.Object(
         kind: T.Union([T.Literal('store'), T.Literal('redis')], { default: 'store' }),
         redis_url_env: T.String({ pattern: '^[A-Z_][A-Z0-9_]*$', default: 'SVC_REDIS_URL' }),
         redis_key_prefix: T.String({ default: 'svc:rl:' }),
+        /** While Redis is unreachable: the store's buckets (shared, exact) or refuse limited calls (503). */
+        redis_on_unavailable: T.Union([T.Literal('store'), T.Literal('fail_closed')], { default: 'store' }),
+        /** While Redis is unreachable, one PING per this many ms on average (jittered) checks it is back. */
+        redis_probe_interval_ms: T.Integer({ minimum: 100, maximum: 60_000, default: 1000 }),
       },
       { additionalProperties: false, default: {} },
     ),

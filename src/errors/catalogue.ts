@@ -251,6 +251,20 @@ export const ERROR_CATALOGUE = {
     meaning:
       'The ledger cannot be reached, so the model call was not admitted and nothing reached the upstream.',
   },
+  rate_limits_unavailable: {
+    status: 503,
+    vendora: 'api_error',
+    vendorb: 'server_error',
+    meaning:
+      'Redis, which holds the rate limits, cannot be reached and rate_limits.redis_on_unavailable is fail_closed: calls a limit applies to are refused. Nothing was reserved or sent; retry after Retry-After.',
+  },
+  object_store_unavailable: {
+    status: 503,
+    vendora: 'api_error',
+    vendorb: 'server_error',
+    meaning:
+      'The object store (S3 bucket or local folder) cannot be reached, timed out, throttled or failed. Nothing was reserved or charged; retry after Retry-After.',
+  },
   store_busy: {
     status: 429,
     vendora: 'rate_limit_error',

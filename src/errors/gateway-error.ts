@@ -30,3 +30,12 @@ export class GatewayError extends Error {
 export class StoreUnavailableError extends Error {
   override readonly name = 'StoreUnavailableError';
 }
+
+/**
+ * Thrown by object store adapters (objects/port.ts) when the store cannot take or give an object for
+ * a reason that passes: unreachable, reset, timed out, throttled, a 5xx, a full or failing disk.
+ * Answered 503 object_store_unavailable with Retry-After; nothing the request reserved is kept.
+ */
+export class ObjectStoreUnavailableError extends Error {
+  override readonly name = 'ObjectStoreUnavailableError';
+}

@@ -3,8 +3,11 @@
  * 500 internal_error with the request id; the stack goes to the log, never to the client.
  */
 import type { FastifyError, FastifyInstance } from 'fastify';
-import { GatewayError, StoreUnavailableError } from '../errors/gateway-error.js';
+import { GatewayError, ObjectStoreUnavailableError, StoreUnavailableError } from '../errors/gateway-error.js';
 import { dialectOf, renderError } from '../errors/render.js';
+
+/** Seconds a client waits before retrying while the object store is down (S3 clients back off from 1-2 s). */
+const OBJECT_STORE_RETRY_AFTER = '2';
 
 function asGatewayError(error: unknown, path: string): GatewayError | undefined {
   if (error instanceof GatewayError) return error;
@@ -24,6 +27,13 @@ function asGatewayError(error: unknown, path: string): GatewayError | undefined 
             retryAfter: '1',
           },
         );
+  }
+  if (error instanceof ObjectStoreUnavailableError) {
+    return new GatewayError(
+      'object_store_unavailable',
+      'The object store cannot be reached or failed; nothing was stored, reserved or charged. Retry later.',
+      { retryAfter: OBJECT_STORE_RETRY_AFTER },
+    );
   }
   const fastifyError = error as FastifyError;
   switch (fastifyError.code) {
@@ -57,7 +67,10 @@ export function registerErrorHandling(app: FastifyInstance): void {
       gatewayError = new GatewayError('internal_error', `Internal error; quote request id ${request.id}.`);
     } else if (gatewayError.status >= 500) {
       // The store's own reason (never a secret: SQLSTATE, driver code, message) tells an outage from load.
-      const cause = error instanceof StoreUnavailableError ? error.message : undefined;
+      const cause =
+        error instanceof StoreUnavailableError || error instanceof ObjectStoreUnavailableError
+          ? error.message
+          : undefined;
       request.log.warn({ code: gatewayError.code, message: gatewayError.message, cause }, 'request failed');
     }
     const rendered = renderError(dialectOf(path), gatewayError, request.id);

@@ -59,6 +59,7 @@ export type RefusalReason =
   | 'key_budget_exceeded'
   | 'project_budget_exceeded'
   | 'rate_limited'
+  | 'rate_limits_unavailable'
   | 'store_busy'
   | 'store_unavailable';
 

@@ -246,8 +246,11 @@ export class AttemptRunner {
         request: plan.request,
       });
     } catch (error) {
-      const limited = error instanceof GatewayError && error.code === 'rate_limited';
-      this.observer.refused(plan, limited ? 'rate_limited' : 'store_unavailable');
+      const code = error instanceof GatewayError ? error.code : undefined;
+      this.observer.refused(
+        plan,
+        code === 'rate_limited' || code === 'rate_limits_unavailable' ? code : 'store_unavailable',
+      );
       throw error;
     }
     try {

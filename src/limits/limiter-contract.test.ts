@@ -7,6 +7,7 @@ import pino from 'pino';
 import { afterAll, afterEach, beforeAll, expect, it } from 'vitest';
 import { createTestDatabase, describePostgres, type TestDatabase } from '../../test/support/postgres.js';
 import { describeRedis, REDIS_URL } from '../../test/support/redis.js';
+import { GatewayError } from '../errors/gateway-error.js';
 import { PostgresStore } from '../store/postgres/postgres-store.js';
 import { SqliteStore } from '../store/sqlite/sqlite-store.js';
 import { describeLimiterContract } from './contract/limiter-contract.js';
@@ -65,7 +66,12 @@ describeRedis('limiter on Redis', () => {
   describeLimiterContract('Redis', () => ({
     shared: true,
     open: async () => {
-      const limiter = new RedisLimiter({ url: REDIS_URL, keyPrefix: prefix, logger });
+      const limiter = new RedisLimiter({
+        url: REDIS_URL,
+        keyPrefix: prefix,
+        logger,
+        onUnavailable: 'fail_closed',
+      });
       await limiter.connect();
       closers.push(() => limiter.close());
       return limiter;
@@ -73,17 +79,49 @@ describeRedis('limiter on Redis', () => {
   }));
 });
 
-it('falls back to per-process buckets while Redis is unreachable, instead of failing requests', async () => {
+it("takes from the store's buckets while Redis is unreachable, never from this process's memory", async () => {
+  const store = new SqliteStore({
+    path: join(folder, 'fallback.db'),
+    synchronous: 'normal',
+    exclusive: false,
+  });
+  await store.migrate();
+  closers.push(() => store.close());
+  const options = { url: 'redis://127.0.0.1:1', keyPrefix: 'x:', logger, commandTimeoutMs: 200 };
+  const limiters = [1, 2].map(
+    () => new RedisLimiter({ ...options, onUnavailable: { fallback: store.rateBuckets } }),
+  );
+  for (const limiter of limiters) {
+    await limiter.connect().catch(() => undefined);
+    closers.push(() => limiter.close());
+  }
+  const size = { ratePerSecond: 1, burst: 2 };
+  const answers = [];
+  // Two replicas on one store: together they admit the burst, not twice it.
+  for (let index = 0; index < 4; index++)
+    answers.push((await limiters[index % 2]!.take('k', 1, size, 1000)).allowed);
+  expect(answers).toEqual([true, true, false, false]);
+  expect(limiters.every((limiter) => limiter.degraded)).toBe(true);
+  expect((await store.rateBuckets.take('k', 1, size, 1000)).allowed).toBe(false);
+});
+
+it('refuses with 503 rate_limits_unavailable and Retry-After while Redis is unreachable, when fail_closed', async () => {
   const limiter = new RedisLimiter({
     url: 'redis://127.0.0.1:1',
     keyPrefix: 'x:',
     logger,
     commandTimeoutMs: 200,
+    onUnavailable: 'fail_closed',
+    probeIntervalMs: 2500,
   });
   await limiter.connect().catch(() => undefined);
+  closers.push(() => limiter.close());
   const size = { ratePerSecond: 1, burst: 2 };
-  const answers = [];
-  for (let index = 0; index < 3; index++) answers.push((await limiter.take('k', 1, size, 1000)).allowed);
-  expect(answers).toEqual([true, true, false]);
-  await limiter.close();
+  const refusal = await limiter.takeAll([{ bucketKey: 'k', units: 1, size }], 1000).catch((error) => error);
+  expect(refusal).toBeInstanceOf(GatewayError);
+  expect(refusal.code).toBe('rate_limits_unavailable');
+  expect(refusal.status).toBe(503);
+  expect(refusal.options.retryAfter).toBe('3');
+  // A correction that cannot be recorded is dropped, not thrown.
+  await expect(limiter.adjustAll([{ bucketKey: 'k', units: 1, size }], 1000)).resolves.toBeUndefined();
 });

@@ -6,11 +6,14 @@
  * complete one; a killed write's part is never at a final path and removeStaleParts() deletes it.
  * Project isolation is by path (ids and keys are checked against a strict pattern, so no `..` or
  * separator can escape the Project's folder) and, for sealed objects, by the authenticated data.
+ * A full, read-only or failing disk (ENOSPC, EDQUOT, EROFS, EIO) throws ObjectStoreUnavailableError
+ * (503 with Retry-After for every caller), never a raw file-system error.
  */
 import type { Dirent } from 'node:fs';
 import { type FileHandle, mkdir, open, readdir, readFile, rename, rm, stat } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { Readable } from 'node:stream';
+import { ObjectStoreUnavailableError } from '../errors/gateway-error.js';
 import { randomBase32 } from '../lib/ids.js';
 import { framedBody } from './framed-body.js';
 import { illegalName, KEY_PATTERN, PROJECT_PATTERN, sealingRequired, validName } from './object-names.js';
@@ -18,6 +21,18 @@ import type { ObjectStore, PutOptions, PutResult, StoredObject } from './port.js
 import { framingOf, HEADER_BYTES, openSealed } from './sealing.js';
 
 const PARTS = '.tmp';
+
+/** File-system errors that say the disk cannot take or give data for now. */
+const DISK_CODES = new Set(['ENOSPC', 'EDQUOT', 'EROFS', 'EIO']);
+
+/** A disk failure as ObjectStoreUnavailableError; any other error unchanged. */
+function diskError(error: unknown): unknown {
+  const code = (error as NodeJS.ErrnoException | null)?.code;
+  if (code === undefined || !DISK_CODES.has(code)) return error;
+  return new ObjectStoreUnavailableError(`object store unavailable: ${code} on the objects folder`, {
+    cause: error,
+  });
+}
 
 export interface LocalFolderOptions {
   root: string;
@@ -69,9 +84,14 @@ export class LocalFolderObjectStore implements ObjectStore {
     if (!validName(projectId, key)) throw illegalName(projectId, key);
     if (options.sealed) this.requireSealing('a sealed object');
     const partsFolder = join(this.root, PARTS);
-    await mkdir(partsFolder, { recursive: true });
     const part = join(partsFolder, `${randomBase32(24)}.part`);
-    const handle = await open(part, 'wx', 0o600);
+    let handle: FileHandle;
+    try {
+      await mkdir(partsFolder, { recursive: true });
+      handle = await open(part, 'wx', 0o600);
+    } catch (error) {
+      throw diskError(error);
+    }
     let handleOpen = true;
     try {
       const framed = framedBody(body, options, { sealingKey: this.sealingKey, projectId, key });
@@ -87,8 +107,8 @@ export class LocalFolderObjectStore implements ObjectStore {
       return framed.result();
     } catch (error) {
       if (handleOpen) await handle.close().catch(() => undefined);
-      await rm(part, { force: true });
-      throw error;
+      await rm(part, { force: true }).catch(() => undefined);
+      throw diskError(error);
     }
   }
 
@@ -100,7 +120,7 @@ export class LocalFolderObjectStore implements ObjectStore {
       handle = await open(path, 'r');
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-      throw error;
+      throw diskError(error);
     }
     let handedOver = false;
     try {
@@ -114,6 +134,8 @@ export class LocalFolderObjectStore implements ObjectStore {
       this.requireSealing('reading a sealed object');
       const stored = await readFile(handle);
       return Readable.from([openSealed(stored, this.sealingKey!, projectId, key)]);
+    } catch (error) {
+      throw diskError(error);
     } finally {
       if (!handedOver) await handle.close();
     }

@@ -11,6 +11,9 @@
  *   object is bound to its Project and key (moved elsewhere it fails authentication).
  * - sealed objects are encrypted at rest (AES-256-GCM, random 96-bit IV, 128-bit tag); reading one
  *   verifies the tag before any byte is handed out.
+ * - a store that is unavailable for now (unreachable, reset, timed out, throttled, a 5xx, a full or
+ *   failing disk) throws ObjectStoreUnavailableError (errors/gateway-error.ts), never the raw SDK or
+ *   file-system error: every caller answers 503 object_store_unavailable with Retry-After.
  */
 import type { Readable } from 'node:stream';
 

@@ -12,6 +12,11 @@
  *
  * get: plain objects stream through; sealed ones are read whole and verified before any byte is
  * handed out (as in the local folder). delete answers whether the object existed (HEAD first).
+ *
+ * An exchange that fails because the bucket is unavailable for now (connection refused, reset or
+ * timed out, a 5xx, 429, SlowDown and the other throttling errors), after the SDK's own retries
+ * (maxAttempts, 3 by default), throws ObjectStoreUnavailableError: every caller answers 503 with
+ * Retry-After. Other errors (403, a bad bucket name) pass unchanged.
  */
 import { Readable } from 'node:stream';
 import type {
@@ -20,6 +25,7 @@ import type {
   S3Client,
   S3ClientConfig,
 } from '@aws-sdk/client-s3';
+import { ObjectStoreUnavailableError } from '../errors/gateway-error.js';
 import { framedBody } from './framed-body.js';
 import { illegalName, KEY_PATTERN, PROJECT_PATTERN, sealingRequired, validName } from './object-names.js';
 import type { ObjectStore, PutOptions, PutResult, StoredObject } from './port.js';
@@ -56,6 +62,67 @@ const loadSdk = (): Promise<Sdk> => {
 
 function statusOf(error: unknown): number | undefined {
   return (error as { $metadata?: { httpStatusCode?: number } } | null)?.$metadata?.httpStatusCode;
+}
+
+/** Socket-level failures: the endpoint is down, unreachable or dropped the connection. */
+const NETWORK_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ECONNABORTED',
+  'ETIMEDOUT',
+  'EPIPE',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ENETDOWN',
+  'EHOSTDOWN',
+]);
+/** Statuses that pass (501 Not Implemented does not: the server lacks the feature). */
+const RETRYABLE_STATUSES = new Set([429, 500, 502, 503, 504]);
+/** S3 error names (and the SDK's own) that say: not now, retry later. */
+const RETRYABLE_NAMES = new Set([
+  'TimeoutError',
+  'RequestTimeout',
+  'RequestTimeoutException',
+  'SlowDown',
+  'Throttling',
+  'ThrottlingException',
+  'TooManyRequestsException',
+  'RequestThrottled',
+  'RequestLimitExceeded',
+  'ServiceUnavailable',
+  'InternalError',
+]);
+
+/** Whether `error` says the bucket is unavailable for now (rather than that the request is wrong). */
+function isUnavailable(error: unknown): boolean {
+  if (error === null || typeof error !== 'object') return false;
+  const status = statusOf(error);
+  if (status !== undefined && RETRYABLE_STATUSES.has(status)) return true;
+  const { code, name, errors } = error as { code?: unknown; name?: unknown; errors?: unknown };
+  if (typeof code === 'string' && NETWORK_CODES.has(code)) return true;
+  if (typeof name === 'string' && RETRYABLE_NAMES.has(name)) return true;
+  // Node's connection attempts over several addresses fail with an AggregateError.
+  return Array.isArray(errors) && errors.some(isUnavailable);
+}
+
+/**
+ * Runs one exchange with the bucket: an outage (isUnavailable) becomes ObjectStoreUnavailableError
+ * (503 with Retry-After for every caller); any other error passes unchanged.
+ */
+async function reaching<T>(exchange: () => Promise<T>): Promise<T> {
+  try {
+    return await exchange();
+  } catch (error) {
+    if (!isUnavailable(error)) throw error;
+    const { name, code, message } = error as { name?: string; code?: string; message?: string };
+    const status = statusOf(error);
+    throw new ObjectStoreUnavailableError(
+      `object store unavailable: ${[name, code, status, message].filter(Boolean).join(' ')}`,
+      { cause: error },
+    );
+  }
 }
 
 /** Cuts a stream of chunks into buffers of exactly `size` bytes (the last one shorter). */
@@ -136,18 +203,24 @@ export class S3BucketObjectStore implements ObjectStore {
     const target = { Bucket: this.options.bucket, Key: this.keyOf(projectId, key) };
     const checksum = { ChecksumAlgorithm: this.options.checksumAlgorithm };
     if (second.done) {
-      await client.send(
-        new sdk.PutObjectCommand({ ...target, ...checksum, Body: first.value ?? Buffer.alloc(0) }),
+      await reaching(() =>
+        client.send(
+          new sdk.PutObjectCommand({ ...target, ...checksum, Body: first.value ?? Buffer.alloc(0) }),
+        ),
       );
       return framed.result();
     }
-    const { UploadId } = await client.send(new sdk.CreateMultipartUploadCommand({ ...target, ...checksum }));
+    const { UploadId } = await reaching(() =>
+      client.send(new sdk.CreateMultipartUploadCommand({ ...target, ...checksum })),
+    );
     try {
       const uploaded: UploadedPart[] = [];
       const upload = async (part: Buffer) => {
         const PartNumber = uploaded.length + 1;
-        const answer = await client.send(
-          new sdk.UploadPartCommand({ ...target, ...checksum, UploadId, PartNumber, Body: part }),
+        const answer = await reaching(() =>
+          client.send(
+            new sdk.UploadPartCommand({ ...target, ...checksum, UploadId, PartNumber, Body: part }),
+          ),
         );
         uploaded.push({
           PartNumber,
@@ -161,12 +234,20 @@ export class S3BucketObjectStore implements ObjectStore {
       await upload(first.value!);
       await upload(second.value!);
       for (let next = await parts.next(); !next.done; next = await parts.next()) await upload(next.value);
-      await client.send(
-        new sdk.CompleteMultipartUploadCommand({ ...target, UploadId, MultipartUpload: { Parts: uploaded } }),
+      await reaching(() =>
+        client.send(
+          new sdk.CompleteMultipartUploadCommand({
+            ...target,
+            UploadId,
+            MultipartUpload: { Parts: uploaded },
+          }),
+        ),
       );
       return framed.result();
     } catch (error) {
-      await client.send(new sdk.AbortMultipartUploadCommand({ ...target, UploadId })).catch(() => undefined);
+      await reaching(() => client.send(new sdk.AbortMultipartUploadCommand({ ...target, UploadId }))).catch(
+        () => undefined,
+      );
       throw error;
     }
   }
@@ -176,8 +257,10 @@ export class S3BucketObjectStore implements ObjectStore {
     if (!validName(projectId, key)) return undefined;
     let body: AsyncIterable<Uint8Array>;
     try {
-      const answer = await client.send(
-        new sdk.GetObjectCommand({ Bucket: this.options.bucket, Key: this.keyOf(projectId, key) }),
+      const answer = await reaching(() =>
+        client.send(
+          new sdk.GetObjectCommand({ Bucket: this.options.bucket, Key: this.keyOf(projectId, key) }),
+        ),
       );
       body = answer.Body as unknown as AsyncIterable<Uint8Array>;
     } catch (error) {
@@ -188,7 +271,7 @@ export class S3BucketObjectStore implements ObjectStore {
     const head: Buffer[] = [];
     let headBytes = 0;
     while (headBytes < HEADER_BYTES) {
-      const next = await iterator.next();
+      const next = await reaching(() => iterator.next());
       if (next.done) break;
       head.push(Buffer.from(next.value));
       headBytes += next.value.length;
@@ -202,7 +285,8 @@ export class S3BucketObjectStore implements ObjectStore {
     };
     if (framingOf(start.subarray(0, HEADER_BYTES)) === 'plain') return Readable.from(skipHeader(rest));
     this.requireSealing('reading a sealed object');
-    return Readable.from([openSealed(await readAll(rest), this.options.sealingKey!, projectId, key)]);
+    const sealed = await reaching(() => readAll(rest));
+    return Readable.from([openSealed(sealed, this.options.sealingKey!, projectId, key)]);
   }
 
   async delete(projectId: string, key: string): Promise<boolean> {
@@ -210,12 +294,12 @@ export class S3BucketObjectStore implements ObjectStore {
     if (!validName(projectId, key)) return false;
     const target = { Bucket: this.options.bucket, Key: this.keyOf(projectId, key) };
     try {
-      await client.send(new sdk.HeadObjectCommand(target));
+      await reaching(() => client.send(new sdk.HeadObjectCommand(target)));
     } catch (error) {
       if (statusOf(error) === 404) return false;
       throw error;
     }
-    await client.send(new sdk.DeleteObjectCommand(target));
+    await reaching(() => client.send(new sdk.DeleteObjectCommand(target)));
     return true;
   }
 
@@ -223,12 +307,14 @@ export class S3BucketObjectStore implements ObjectStore {
     const { sdk, client } = await this.connection();
     let ContinuationToken: string | undefined;
     do {
-      const page = await client.send(
-        new sdk.ListObjectsV2Command({
-          Bucket: this.options.bucket,
-          Prefix: this.options.prefix,
-          ...(ContinuationToken ? { ContinuationToken } : {}),
-        }),
+      const page = await reaching(() =>
+        client.send(
+          new sdk.ListObjectsV2Command({
+            Bucket: this.options.bucket,
+            Prefix: this.options.prefix,
+            ...(ContinuationToken ? { ContinuationToken } : {}),
+          }),
+        ),
       );
       for (const entry of page.Contents ?? []) {
         const [projectId, key, ...extra] = (entry.Key ?? '').slice(this.options.prefix.length).split('/');
@@ -250,8 +336,10 @@ export class S3BucketObjectStore implements ObjectStore {
     const { sdk, client } = await this.connection();
     let uploads: ListMultipartUploadsCommandOutput;
     try {
-      uploads = await client.send(
-        new sdk.ListMultipartUploadsCommand({ Bucket: this.options.bucket, Prefix: this.options.prefix }),
+      uploads = await reaching(() =>
+        client.send(
+          new sdk.ListMultipartUploadsCommand({ Bucket: this.options.bucket, Prefix: this.options.prefix }),
+        ),
       );
     } catch (error) {
       // Some S3-compatible servers do not list uploads: the bucket's lifecycle rule is then the backstop.
@@ -262,12 +350,14 @@ export class S3BucketObjectStore implements ObjectStore {
     for (const upload of uploads.Uploads ?? []) {
       if (!upload.Key || !upload.UploadId || !upload.Initiated) continue;
       if (nowMs - upload.Initiated.getTime() < olderThanMs) continue;
-      await client.send(
-        new sdk.AbortMultipartUploadCommand({
-          Bucket: this.options.bucket,
-          Key: upload.Key,
-          UploadId: upload.UploadId,
-        }),
+      await reaching(() =>
+        client.send(
+          new sdk.AbortMultipartUploadCommand({
+            Bucket: this.options.bucket,
+            Key: upload.Key,
+            UploadId: upload.UploadId,
+          }),
+        ),
       );
       removed += 1;
     }

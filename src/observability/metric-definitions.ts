@@ -147,6 +147,18 @@ export const METRIC_DEFINITIONS = [
     labels: ['project', 'surface', 'limit'],
   },
   {
+    name: 'svc_rate_limits_redis_unavailable',
+    type: 'gauge',
+    help: "With rate_limits.kind redis: 1 while Redis is unreachable from this replica (an outage episode: the limits use the store's buckets, or refuse with fail_closed), else 0. Read at scrape time.",
+    labels: [],
+  },
+  {
+    name: 'svc_rate_limits_redis_fallback_total',
+    type: 'counter',
+    help: "With rate_limits.kind redis: limiter operations answered without Redis during outage episodes, by outcome (store: taken from or given back to the store's buckets; refused: fail_closed).",
+    labels: ['outcome'],
+  },
+  {
     name: 'svc_background_jobs_total',
     type: 'counter',
     help: 'Background job transitions by kind and state (enqueued, claimed, completed, released).',

@@ -87,7 +87,7 @@ export async function startGateway(options: StartOptions): Promise<RunningGatewa
     if (quickstart?.problem) logger.warn({ key: QUICKSTART_KEY_ID }, quickstart.problem);
     const quickstartSecret = quickstart?.secret;
     await ledger.startReaper(store.kind === 'sqlite');
-    limits = await openLimiter(config, environment, store, logger);
+    limits = await openLimiter(config, environment, store, logger, observability.metrics);
     const app = await buildApp({
       config,
       store,

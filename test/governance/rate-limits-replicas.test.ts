@@ -82,7 +82,12 @@ describeRedis('inference rate limits across two replicas sharing one Redis', () 
     sim = await startSimulator();
     const keyPrefix = `svc-test:${randomBytes(6).toString('hex')}:`;
     for (let index = 0; index < 2; index++) {
-      const limiter = new RedisLimiter({ url: REDIS_URL, keyPrefix, logger: pino({ level: 'silent' }) });
+      const limiter = new RedisLimiter({
+        url: REDIS_URL,
+        keyPrefix,
+        logger: pino({ level: 'silent' }),
+        onUnavailable: 'fail_closed',
+      });
       await limiter.connect();
       limiters.push(limiter);
       // Each replica on its own SQLite file: the only thing they share is Redis.

@@ -30,6 +30,7 @@ import type { Observability } from '../../src/observability/observability.js';
 import { instrumentStore } from '../../src/observability/store-instrumentation.js';
 import { refusalRecorder } from '../../src/reports/refusal-recorder.js';
 import { bootstrapStore } from '../../src/startup/bootstrap.js';
+import { openLimiter } from '../../src/startup/open-limiter.js';
 import { openStore } from '../../src/startup/open-store.js';
 import type { Store } from '../../src/store/port.js';
 import { testProjects } from './projects.js';
@@ -64,7 +65,7 @@ export interface TestGatewayOptions {
   ledgerStore?: (store: Store) => Store;
   /** Metrics, tracing and the attempt observer (the store is instrumented like startGateway does). */
   observability?: Observability;
-  /** Shared token buckets (default: the store's), for example a RedisLimiter. */
+  /** Shared token buckets (default: what rate_limits configures, as startGateway opens them). */
   limiter?: Limiter;
 }
 
@@ -130,6 +131,11 @@ export async function startTestGateway(options: TestGatewayOptions = {}): Promis
       refusalRecorder(store, clock, logger),
     ),
   );
+  // As startGateway: rate_limits picks the limiter (the store's buckets, or Redis with its fallback).
+  const limits = options.limiter
+    ? undefined
+    : await openLimiter(config, environment, store, logger, options.observability?.metrics);
+  const limiter = options.limiter ?? limits?.limiter;
   const app = await buildApp({
     config,
     store,
@@ -139,7 +145,7 @@ export async function startTestGateway(options: TestGatewayOptions = {}): Promis
     ledger,
     objects: openObjectStore(config, environment),
     ...(options.observability ? { observability: options.observability } : {}),
-    ...(options.limiter ? { limiter: options.limiter } : {}),
+    ...(limiter ? { limiter } : {}),
   });
   const url = await app.listen({ host: '127.0.0.1', port: 0 });
   return {
@@ -164,6 +170,7 @@ export async function startTestGateway(options: TestGatewayOptions = {}): Promis
     },
     async close() {
       await app.close();
+      await limits?.close();
       ledger.stopReaper();
       await upstreams.close();
       await store.close();

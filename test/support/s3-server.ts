@@ -13,26 +13,46 @@ export interface TestS3 {
   bucket: string;
   accessKeyId: string;
   secretAccessKey: string;
+  /** An outage: the server stops listening and drops every open connection; its objects stay. */
+  down(): Promise<void>;
+  /** Back on the same port with the same objects. */
+  up(): Promise<void>;
   stop(): Promise<void>;
 }
 
 export async function startTestS3(bucket = 'svc-test'): Promise<TestS3> {
   const directory = mkdtempSync(join(tmpdir(), 'svc-s3rver-'));
-  const server = new S3rver({
-    port: 0,
-    address: '127.0.0.1',
-    silent: true,
-    directory,
-    configureBuckets: [{ name: bucket, configs: [] }],
-  });
-  const address = (await server.run()) as { port: number };
+  let port = 0;
+  let server: S3rver | undefined;
+  const up = async () => {
+    const started = new S3rver({
+      port,
+      address: '127.0.0.1',
+      silent: true,
+      directory,
+      configureBuckets: [{ name: bucket, configs: [] }],
+    });
+    port = ((await started.run()) as { port: number }).port;
+    server = started;
+  };
+  const down = async () => {
+    const running = server;
+    server = undefined;
+    if (!running) return;
+    const closing = running.close();
+    running.httpServer.closeAllConnections();
+    await closing;
+  };
+  await up();
   return {
-    endpoint: `http://127.0.0.1:${address.port}`,
+    endpoint: `http://127.0.0.1:${port}`,
     bucket,
     accessKeyId: 'S3RVER',
     secretAccessKey: 'S3RVER',
+    down,
+    up,
     async stop() {
-      await server.close();
+      await down();
       rmSync(directory, { recursive: true, force: true });
     },
   };

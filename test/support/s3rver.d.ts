@@ -11,5 +11,7 @@ declare module 's3rver' {
     constructor(options: S3rverOptions);
     run(): Promise<unknown>;
     close(): Promise<void>;
+    /** The node:http server run() started. */
+    httpServer: import('node:http').Server;
   }
 }

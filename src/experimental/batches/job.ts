@@ -108,6 +108,11 @@ export class BatchJob {
 
   private async submit(batch: BatchRecord, signal: AbortSignal): Promise<JobOutcome> {
     const { store, clock, objects } = this.deps;
+    // Read before the batch says a submission started: an object store that is down throws here
+    // and the job is retried with its backoff, instead of a retry that finds a started submission
+    // and can only fail it as interrupted, charged whole, for a batch never sent.
+    const stored = await objects.get(batch.projectId, payloadKey(batch.id));
+    const payload = stored ? await readBuffer(stored) : undefined;
     const now = clock.now();
     const started =
       batch.status === 'validating'
@@ -118,12 +123,11 @@ export class BatchJob {
           })
         : await store.batches.update(batch.id, [batch.status], { submitStartedAt: now });
     if (!started) return DONE;
-    const payload = await objects.get(batch.projectId, payloadKey(batch.id));
     if (!payload)
       return this.fail(started, 'payload_missing', 'The translated batch payload is gone.', 'not_sent');
     let submitted: Awaited<ReturnType<typeof submitBatch>>;
     try {
-      submitted = await submitBatch(batch.carrier, this.connection(batch), await readBuffer(payload), signal);
+      submitted = await submitBatch(batch.carrier, this.connection(batch), payload, signal);
     } catch (error) {
       if (error instanceof UpstreamFailure && error.kind === 'connect') {
         // Nothing reached the upstream: submit again later.

@@ -14,6 +14,7 @@
  * /v1/messages' fallback, in deferred-any-wire.ts. Either way the result is stored responses-wire.
  */
 
+import { ObjectStoreUnavailableError } from '../../errors/gateway-error.js';
 import type { Upstreams } from '../../gateway/connections.js';
 import type { MessagesService } from '../../gateway/messages/messages-service.js';
 import type { JobContext, JobOutcome } from '../../jobs/worker.js';
@@ -77,6 +78,10 @@ export class ResponseRunner {
       return DONE;
     }
     if (record.status !== 'queued') return DONE;
+    // Read before the record says in_progress: an object store that is down throws here, the job
+    // is retried with its backoff and the response stays queued (its attempt held, nothing sent),
+    // instead of a running response that a retry could only end as interrupted, charged whole.
+    const body = await getSealedJson(this.deps.objects, record.projectId, record.requestObject);
     const started = await store.deferredResponses.update(record.id, ['queued'], {
       status: 'in_progress',
       startedAt: clock.now(),
@@ -84,7 +89,7 @@ export class ResponseRunner {
     if (!started) return DONE;
     const controller = this.deps.running.start(record.id, context.signal);
     try {
-      const ending = await this.call(started, controller.signal);
+      const ending = await this.call(started, body, controller.signal);
       if (ending) await this.finish(started, ending);
     } finally {
       this.deps.running.finish(record.id);
@@ -93,9 +98,12 @@ export class ResponseRunner {
   }
 
   /** Calls the upstream; undefined when the call was aborted (a cancel or a stopping worker decides). */
-  private async call(record: DeferredResponseRecord, signal: AbortSignal): Promise<Ending | undefined> {
+  private async call(
+    record: DeferredResponseRecord,
+    body: unknown,
+    signal: AbortSignal,
+  ): Promise<Ending | undefined> {
     const connection = this.deps.upstreams.connections.get(record.connection);
-    const body = await getSealedJson(this.deps.objects, record.projectId, record.requestObject);
     if (!connection || body === undefined) {
       return {
         patch: {
@@ -155,7 +163,23 @@ export class ResponseRunner {
     settlement: Settlement,
     responseModel: string | null,
   ): Promise<Ending> {
-    await putSealedJson(this.deps.objects, record.projectId, resultKey(record.id), read.result);
+    try {
+      await putSealedJson(this.deps.objects, record.projectId, resultKey(record.id), read.result);
+    } catch (error) {
+      if (!(error instanceof ObjectStoreUnavailableError)) throw error;
+      // The upstream answered (and billed): settle at its usage; only the answer is lost.
+      return {
+        patch: {
+          status: 'failed',
+          error: {
+            code: 'object_store_unavailable',
+            message:
+              'The upstream answered but the object store could not keep the answer; it is charged at its usage.',
+          },
+        },
+        settlement,
+      };
+    }
     return {
       patch: {
         status: read.status,
