@@ -30,3 +30,17 @@ export class GatewayError extends Error {
 export class StoreUnavailableError extends Error {
   override readonly name = 'StoreUnavailableError';
 }
+
+/**
+ * A reservation the store failed to confirm (it may have committed) for a call that was not sent:
+ * the ledger resolves it when the store answers again (ledger/in-doubt.ts). The client's answer is
+ * the store's 503, with the attempt's id so the client can correlate it with the audit trail.
+ */
+export class ReservationInDoubtError extends StoreUnavailableError {
+  constructor(
+    readonly attemptId: string,
+    cause: StoreUnavailableError,
+  ) {
+    super(cause.message, { cause });
+  }
+}

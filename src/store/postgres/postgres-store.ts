@@ -53,7 +53,7 @@ import { type BatchOutcome, GroupCommit } from './group-commit.js';
 import { claimIdempotencyKey, storeIdempotentResponse } from './idempotency.js';
 import { PostgresJobs } from './jobs.js';
 import { PostgresKeys } from './keys.js';
-import { reapIn, renewLeaseIn, reserveIn, settleIn } from './ledger.js';
+import { reapIn, releaseInDoubtIn, renewLeaseIn, reserveIn, settleIn } from './ledger.js';
 import { type Query, reserveAtOnce, settleAtOnce } from './ledger-at-once.js';
 import { reserveBatch, settleBatch } from './ledger-batch.js';
 import { migrate } from './migrate.js';
@@ -574,6 +574,15 @@ export class PostgresStore implements Store {
 
   async reapExpiredAttempts(nowIso: string, liveOwner?: string): Promise<ReapedAttempt[]> {
     return this.transaction((client) => reapIn(client, nowIso, liveOwner));
+  }
+
+  /** One transaction on the settlement pool: it is a settlement, and never queues behind new reservations. */
+  async releaseInDoubt(inputs: ReserveInput[], settledAt: string): Promise<ReapedAttempt[]> {
+    return this.transaction(
+      (client) => releaseInDoubtIn(client, inputs, settledAt),
+      READ_COMMITTED,
+      'settle',
+    );
   }
 
   async listAudit(query: AuditQuery): Promise<AuditEntry[]> {

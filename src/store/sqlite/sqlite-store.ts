@@ -873,6 +873,58 @@ export class SqliteStore implements Store {
     });
   }
 
+  /**
+   * One transaction. SQLite has no link to lose, but reserve() still fails as unavailable (a busy or
+   * full file, a failed commit), so the ledger resolves those reservations the same way.
+   */
+  async releaseInDoubt(inputs: ReserveInput[], settledAt: string): Promise<ReapedAttempt[]> {
+    return this.transaction(() => {
+      const released: ReapedAttempt[] = [];
+      for (const input of inputs) {
+        const exists = this.sql('SELECT 1 FROM attempts WHERE id = ?').get(input.attemptId);
+        if (exists === undefined) {
+          this.sql(
+            `INSERT INTO attempts (id, project_id, key_id, run_id, state, reservation, cost, lease_expires_at, owner,
+               endpoint, alias, connection, profile, upstream_model, created_at, settled_at, outcome)
+             VALUES (?, ?, ?, NULL, 'released', 0, 0, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'not_sent')`,
+          ).run(
+            input.attemptId,
+            input.projectId,
+            input.keyId,
+            input.createdAt,
+            input.owner,
+            input.endpoint,
+            input.alias,
+            input.connection,
+            input.profile,
+            input.upstreamModel,
+            input.createdAt,
+            settledAt,
+          );
+          continue;
+        }
+        const durationMs = Math.max(0, Date.parse(settledAt) - Date.parse(input.createdAt));
+        const settled = this.settleInTransaction({
+          attemptId: input.attemptId,
+          state: 'released',
+          outcome: 'not_sent',
+          costMicrosUsd: 0,
+          usage: null,
+          httpStatus: null,
+          durationMs,
+          settledAt,
+        });
+        if (settled)
+          released.push({
+            ...settledAttemptFromRow(settled.attempt, settled.committed),
+            attemptId: input.attemptId,
+            durationMs,
+          });
+      }
+      return released;
+    });
+  }
+
   async listAudit(query: AuditQuery): Promise<AuditEntry[]> {
     const conditions: string[] = ['sequence > ?'];
     const values: unknown[] = [query.afterSequence ?? 0];
