@@ -3,7 +3,7 @@
  * 500 internal_error with the request id; the stack goes to the log, never to the client.
  */
 import type { FastifyError, FastifyInstance } from 'fastify';
-import { GatewayError, ReservationInDoubtError, StoreUnavailableError } from '../errors/gateway-error.js';
+import { GatewayError, ReservationUnavailableError, StoreUnavailableError } from '../errors/gateway-error.js';
 import { dialectOf, renderError } from '../errors/render.js';
 
 function asGatewayError(error: unknown, path: string): GatewayError | undefined {
@@ -19,7 +19,7 @@ function asGatewayError(error: unknown, path: string): GatewayError | undefined 
         )
       : new GatewayError(
           'run_governance_unavailable',
-          error instanceof ReservationInDoubtError
+          error instanceof ReservationUnavailableError && error.inDoubt
             ? 'The ledger did not confirm the reservation; the call was not sent and nothing is charged for it (svc-attempt-id). Retry later.'
             : 'The ledger cannot be reached; the call was not admitted. Retry later.',
           {
@@ -63,8 +63,8 @@ export function registerErrorHandling(app: FastifyInstance): void {
       request.log.warn({ code: gatewayError.code, message: gatewayError.message, cause }, 'request failed');
     }
     const rendered = renderError(dialectOf(path), gatewayError, request.id);
-    // The attempt whose reservation is in doubt: the client can find it in the audit trail.
-    if (error instanceof ReservationInDoubtError) reply.header('svc-attempt-id', error.attemptId);
+    // The attempt whose reservation failed (released when in doubt): the client can quote it.
+    if (error instanceof ReservationUnavailableError) reply.header('svc-attempt-id', error.attemptId);
     return reply.code(rendered.status).headers(rendered.headers).send(rendered.body);
   });
 

@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pino from 'pino';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { ReservationInDoubtError, StoreUnavailableError } from '../errors/gateway-error.js';
+import { ReservationUnavailableError, StoreUnavailableError } from '../errors/gateway-error.js';
 import { systemClock } from '../lib/clock.js';
 import { createActiveRun } from '../store/contract/harness.js';
 import type { ReapedAttempt, ReserveInput } from '../store/port.js';
@@ -31,7 +31,7 @@ let ledger: Ledger;
 let runner: AttemptRunner;
 let runId: string;
 /** How reserve() fails next: after committing, before it, or not at all. */
-let reserveFails: 'after_commit' | 'before_commit' | undefined;
+let reserveFails: 'after_commit' | 'before_commit' | 'known_uncommitted' | undefined;
 /** releaseInDoubt() fails while this is true (the outage); counts its tries. */
 let outage: boolean;
 let resolveTries: number;
@@ -101,6 +101,8 @@ beforeEach(async () => {
     const fails = reserveFails;
     reserveFails = undefined;
     if (fails === 'before_commit') throw new StoreUnavailableError('sqlite: the request was lost');
+    if (fails === 'known_uncommitted')
+      throw new StoreUnavailableError('sqlite: no connection', { uncommitted: true });
     await reserve(input);
     if (fails === 'after_commit') throw new StoreUnavailableError('sqlite: the reply was lost');
   };
@@ -133,10 +135,11 @@ async function callInDoubt(how: 'after_commit' | 'before_commit', amount: number
     () => undefined,
     (thrown: unknown) => thrown,
   );
-  expect(error).toBeInstanceOf(ReservationInDoubtError);
+  expect(error).toBeInstanceOf(ReservationUnavailableError);
+  expect((error as ReservationUnavailableError).inDoubt).toBe(true);
   // Still the store's unavailability for every caller that knew only that (the HTTP 503).
   expect(error).toBeInstanceOf(StoreUnavailableError);
-  return (error as ReservationInDoubtError).attemptId;
+  return (error as ReservationUnavailableError).attemptId;
 }
 
 async function until(check: () => boolean, withinMs: number): Promise<number> {
@@ -218,6 +221,24 @@ describe('a reservation the store did not confirm', () => {
     await ledger.inDoubt.drain();
     expect(attemptRow(attemptId)).toMatchObject({ state: 'released', outcome: 'not_sent' });
     expect((await store.getRun(PROJECT, runId))?.reservedMicrosUsd).toBe(0);
+  });
+
+  it('a failure the store knows did not commit is not in doubt: the id is named, nothing is written', async () => {
+    outage = false;
+    reserveFails = 'known_uncommitted';
+    const error = await runner.call(plan(2_000), exchange).then(
+      () => undefined,
+      (thrown: unknown) => thrown,
+    );
+    expect(error).toBeInstanceOf(ReservationUnavailableError);
+    expect((error as ReservationUnavailableError).inDoubt).toBe(false);
+    const attemptId = (error as ReservationUnavailableError).attemptId;
+    expect(attemptId).toMatch(/^att_/);
+    expect(ledger.inDoubt.size).toBe(0);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(resolveTries).toBe(0);
+    expect(attemptRow(attemptId)).toBeUndefined();
+    expect(sends).toBe(0);
   });
 
   it('a refusal by a rule is not in doubt: nothing is left to resolve', async () => {

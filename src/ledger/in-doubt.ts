@@ -1,7 +1,8 @@
 /**
- * Reservations in doubt: store.reserve failed as unavailable, so the gateway does not know whether
- * the reservation committed (the connection may have died after the database ran the statement,
- * or before it got it). The call was not sent either way: the runner sends only after reserve
+ * Reservations in doubt: store.reserve failed as unavailable and the store does not know whether
+ * the reservation committed (the connection died after the statement was sent: the database may
+ * have run it, or not got it); a failure the store knows did not commit (no connection, nothing
+ * sent, no COMMIT sent: StoreUnavailableError.uncommitted) is not in doubt. The call was not sent either way: the runner sends only after reserve
  * resolves. Such a reservation must not wait for its lease (15 minutes by default) and then be
  * committed in full by the reaper as lease_expired.
  *
@@ -27,6 +28,11 @@ export const FIRST_RETRY_MS = 100;
 /** The longest wait between two tries: the bound, once the store answers again. */
 export const MAX_RETRY_MS = 1_000;
 const MAX_BATCH = 256;
+/**
+ * A safety net for memory: only reservations sent on a connection that then failed are in doubt (a
+ * few per connection per outage); past this many, more are left to the reaper (logged).
+ */
+const MAX_WAITING = 100_000;
 
 export class InDoubtReservations {
   private readonly waiting = new Map<string, ReserveInput>();
@@ -53,6 +59,13 @@ export class InDoubtReservations {
 
   add(input: ReserveInput): void {
     if (this.stopped) return;
+    if (this.waiting.size >= MAX_WAITING) {
+      this.logger.error(
+        { attempt: input.attemptId, in_doubt: this.waiting.size },
+        'too many reservations in doubt; this one is left to the reaper',
+      );
+      return;
+    }
     this.waiting.set(input.attemptId, input);
     this.logger.info(
       { attempt: input.attemptId, in_doubt: this.waiting.size },

@@ -12,7 +12,7 @@
  */
 import type { Logger } from 'pino';
 import { findProfile } from '../catalogue/profiles.js';
-import { GatewayError, ReservationInDoubtError, StoreUnavailableError } from '../errors/gateway-error.js';
+import { GatewayError, ReservationUnavailableError, StoreUnavailableError } from '../errors/gateway-error.js';
 import { type Clock, isoTime } from '../lib/clock.js';
 import { newTimeOrderedId, randomBase32 } from '../lib/ids.js';
 import type { RateTicket } from '../limits/inference-limits.js';
@@ -297,10 +297,12 @@ export class Ledger {
       await this.store.reserve(input);
     } catch (error) {
       this.observer.refused(plan, refusalReason(error));
-      // Unavailable is no answer: the reservation may have committed. The call is not sent.
+      // Unavailable is no answer: unless the store knows it did not commit, the reservation may
+      // have. Either way the call is not sent.
       if (error instanceof StoreUnavailableError) {
-        this.inDoubt.add(input);
-        throw new ReservationInDoubtError(attemptId, error);
+        const unavailable = new ReservationUnavailableError(attemptId, error);
+        if (unavailable.inDoubt) this.inDoubt.add(input);
+        throw unavailable;
       }
       throw error;
     } finally {

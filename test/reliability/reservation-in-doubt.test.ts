@@ -10,8 +10,9 @@
  *   statement then conflicts on the attempt id and writes nothing);
  * - after it committed, before the reply reaches the gateway (the proxy forwards requests and drops
  *   every answer);
- * - a whole reservation batch in doubt at once, on a Project with a spend cap (the batch path of
- *   ledger-batch.ts rather than the one-statement one of ledger-at-once.ts).
+ * - a reservation batch of 24 at once: in one statement (ledger-at-once.ts), committed with its
+ *   reply lost; and on a Project with a spend cap (ledger-batch.ts), cut inside its transaction
+ *   before the COMMIT was sent, which the gateway knows did not commit (not in doubt).
  * Each call answers 503 run_governance_unavailable in the vendora dialect with Retry-After and
  * `svc-attempt-id`; the upstream never receives it; once the link is back, within the resolver's
  * bound, no attempt is left reserved, each in-doubt attempt is released with nothing committed
@@ -77,15 +78,26 @@ describePostgres('reliability: a reservation in doubt (the link to PostgreSQL cu
     });
   }
 
-  /** The client's answer to a call whose reservation is in doubt; returns its attempt id. */
-  function expectInDoubt(result: CallResult): string {
+  /**
+   * The client's answer to a call whose reservation failed: 503 in the vendora dialect, Retry-After,
+   * the attempt's id; `inDoubt` when the gateway could not know whether it committed.
+   */
+  function expectUnavailable(result: CallResult): { attemptId: string; inDoubt: boolean } {
     expect(result.status, JSON.stringify(result.body)).toBe(503);
     expect(result.body).toMatchObject({ type: 'error', error: { type: 'api_error' } });
-    expect(result.body.error.message).toContain('not sent');
     expect(result.headers.get('retry-after')).toBe('1');
     const attemptId = result.headers.get('svc-attempt-id');
     expect(attemptId).toMatch(/^att_/);
-    return attemptId!;
+    const message = String(result.body.error.message);
+    const inDoubt = message.includes('did not confirm the reservation; the call was not sent');
+    if (!inDoubt) expect(message).toContain('the call was not admitted');
+    return { attemptId: attemptId!, inDoubt };
+  }
+
+  function expectInDoubt(result: CallResult): string {
+    const answer = expectUnavailable(result);
+    expect(answer.inDoubt).toBe(true);
+    return answer.attemptId;
   }
 
   /** Holds the Run's row lock in a transaction of its own until `release()`. */
@@ -128,12 +140,17 @@ describePostgres('reliability: a reservation in doubt (the link to PostgreSQL cu
   }
 
   /**
-   * After the link is back: within the bound nothing is reserved, each attempt in `ids` is
-   * released at no cost (`committed`: it had been reserved, so it has its audit entry), the Runs'
-   * and the cap counters' reserved totals are 0 and their committed unchanged, the upstream got
-   * nothing. Returns how long the resolution took after the link came back.
+   * After the link is back: within the bound nothing is reserved and each attempt in `ids` has its
+   * fate: `released` (it had committed: released at no cost, with its audit entry), `tombstone` (it
+   * had not: a released row holding nothing), `absent` (the gateway knew it had not committed:
+   * nothing to resolve, nothing ever written). The Runs' and the cap counters' reserved totals are 0
+   * and their committed unchanged, the upstream got nothing. Returns how long it took.
    */
-  async function expectResolved(ids: string[], committed: boolean, resumedAt: number): Promise<number> {
+  async function expectResolved(
+    ids: string[],
+    fate: 'released' | 'tombstone' | 'absent',
+    resumedAt: number,
+  ): Promise<number> {
     await eventually(
       async () => {
         const open = await direct("SELECT id FROM attempts WHERE state = 'reserved'");
@@ -141,20 +158,32 @@ describePostgres('reliability: a reservation in doubt (the link to PostgreSQL cu
           "SELECT id FROM attempts WHERE id = ANY($1::text[]) AND state <> 'reserved'",
           [ids],
         );
-        return open.length === 0 && resolved.length === ids.length ? true : undefined;
+        return open.length === 0 && resolved.length === (fate === 'absent' ? 0 : ids.length)
+          ? true
+          : undefined;
       },
       RESOLVED_WITHIN_MS + 1000,
       'every attempt in doubt resolved, none left reserved',
     );
     const tookMs = Math.round(performance.now() - resumedAt);
     expect(tookMs).toBeLessThanOrEqual(RESOLVED_WITHIN_MS);
+    // Nothing is written later either (a resolver would have tried within MAX_RETRY_MS).
+    if (fate === 'absent') await new Promise((resolve) => setTimeout(resolve, MAX_RETRY_MS + 500));
     for (const id of ids) {
-      expect(await attemptRow(id)).toMatchObject(
-        committed
-          ? { state: 'released', outcome: 'not_sent', cost: '0' }
-          : { state: 'released', outcome: 'not_sent', cost: '0', reservation: '0', run_id: null },
-      );
+      const row = await attemptRow(id);
+      if (fate === 'absent') expect(row).toBeUndefined();
+      else if (fate === 'released')
+        expect(row).toMatchObject({ state: 'released', outcome: 'not_sent', cost: '0' });
+      else
+        expect(row).toMatchObject({
+          state: 'released',
+          outcome: 'not_sent',
+          cost: '0',
+          reservation: '0',
+          run_id: null,
+        });
     }
+    const committed = fate === 'released';
     const audit = await direct<{ attempt_id: string; outcome: string; state: string; cost: string }>(
       'SELECT attempt_id, outcome, state, cost FROM audit WHERE attempt_id = ANY($1::text[]) ORDER BY attempt_id',
       [ids],
@@ -268,24 +297,28 @@ describePostgres('reliability: a reservation in doubt (the link to PostgreSQL cu
   });
 
   describe('before the statement reaches the server', () => {
+    // A statement sent on a pooled connection that then fails is in doubt (a tombstone once the
+    // link is back); a connection that could not be opened sent nothing (nothing to resolve).
     it('black-holed: 503 with the attempt id, nothing written; a tombstone once the link is back', async () => {
       proxy.blackhole();
-      const attemptId = expectInDoubt(await messages(run.id));
+      const { attemptId, inDoubt } = expectUnavailable(await messages(run.id));
       expect(await attemptRow(attemptId)).toBeUndefined();
       const resumedAt = performance.now();
       await proxy.resume();
-      measured['before the server, black-holed'] = await expectResolved([attemptId], false, resumedAt);
+      measured[`before the server, black-holed (${inDoubt ? 'in doubt' : 'known uncommitted'})`] =
+        await expectResolved([attemptId], inDoubt ? 'tombstone' : 'absent', resumedAt);
     });
 
-    it('reset: 503 with the attempt id at once, nothing written; a tombstone once the link is back', async () => {
+    it('reset: 503 with the attempt id at once, nothing written, nothing charged once the link is back', async () => {
       await proxy.pause();
       const result = await messages(run.id);
-      const attemptId = expectInDoubt(result);
+      const { attemptId, inDoubt } = expectUnavailable(result);
       expect(result.ms).toBeLessThan(QUERY_TIMEOUT_MS);
       expect(await attemptRow(attemptId)).toBeUndefined();
       const resumedAt = performance.now();
       await proxy.resume();
-      measured['before the server, reset'] = await expectResolved([attemptId], false, resumedAt);
+      measured[`before the server, reset (${inDoubt ? 'in doubt' : 'known uncommitted'})`] =
+        await expectResolved([attemptId], inDoubt ? 'tombstone' : 'absent', resumedAt);
     });
   });
 
@@ -303,7 +336,7 @@ describePostgres('reliability: a reservation in doubt (the link to PostgreSQL cu
         expect(await attemptRow(attemptId)).toMatchObject({ state: 'reserved' });
         const resumedAt = performance.now();
         await proxy.resume();
-        measured[`received, ${cut}`] = await expectResolved([attemptId], true, resumedAt);
+        measured[`received, ${cut}`] = await expectResolved([attemptId], 'released', resumedAt);
       });
     }
 
@@ -325,7 +358,11 @@ describePostgres('reliability: a reservation in doubt (the link to PostgreSQL cu
         3000,
         'the late statement finished',
       );
-      measured['received, reset, link back first'] = await expectResolved([attemptId], false, resumedAt);
+      measured['received, reset, link back first'] = await expectResolved(
+        [attemptId],
+        'tombstone',
+        resumedAt,
+      );
     });
   });
 
@@ -337,7 +374,7 @@ describePostgres('reliability: a reservation in doubt (the link to PostgreSQL cu
       expect(await attemptRow(attemptId)).toMatchObject({ state: 'reserved' });
       const resumedAt = performance.now();
       await proxy.resume();
-      measured['committed, reply black-holed'] = await expectResolved([attemptId], true, resumedAt);
+      measured['committed, reply black-holed'] = await expectResolved([attemptId], 'released', resumedAt);
     });
 
     it('reset once committed: 503 at once; released as not_sent once the link is back', async () => {
@@ -357,13 +394,14 @@ describePostgres('reliability: a reservation in doubt (the link to PostgreSQL cu
       expect(await attemptRow(attemptId)).toMatchObject({ state: 'reserved' });
       const resumedAt = performance.now();
       await proxy.resume();
-      measured['committed, reset'] = await expectResolved([attemptId], true, resumedAt);
+      measured['committed, reset'] = await expectResolved([attemptId], 'released', resumedAt);
     });
 
     /**
      * 24 calls queued as one reservation batch behind a call on the other Run, which holds the
      * replica's one batch in flight (waiting for its Run's lock in the database); then the batch
-     * waits for its own Run's lock, the replies are cut and the lock let go. Returns the batch's ids.
+     * waits for its own Run's lock, the replies are cut and the lock let go. Returns the batch's
+     * answers.
      */
     async function batchInDoubt(
       batchRun: string,
@@ -395,28 +433,36 @@ describePostgres('reliability: a reservation in doubt (the link to PostgreSQL cu
       );
       proxy.mute();
       await lockBatch.release();
-      const ids = (await Promise.all(results)).map(expectInDoubt);
-      expect(new Set(ids).size).toBe(24);
-      return ids;
+      const answers = (await Promise.all(results)).map(expectUnavailable);
+      expect(new Set(answers.map((answer) => answer.attemptId)).size).toBe(24);
+      return answers;
     }
 
     it('a batch of 24 in one statement (ledger-at-once): all committed, reply lost, each one released', async () => {
-      const ids = await batchInDoubt(run.id, key, cappedRun.id, cappedSecret);
+      const answers = await batchInDoubt(run.id, key, cappedRun.id, cappedSecret);
+      expect(answers.every((answer) => answer.inDoubt)).toBe(true);
+      const ids = answers.map((answer) => answer.attemptId);
       // The whole batch committed in the database: 24 reservations in doubt at once.
       const reserved = await direct("SELECT id FROM attempts WHERE state = 'reserved'");
       expect(reserved.map((row) => row.id).sort()).toEqual([...ids].sort());
       const resumedAt = performance.now();
       await proxy.resume();
-      measured['a batch of 24 at once, reply black-holed'] = await expectResolved(ids, true, resumedAt);
+      measured['a batch of 24 at once, reply black-holed'] = await expectResolved(ids, 'released', resumedAt);
     });
 
-    it('a batch of 24 on a capped Project (ledger-batch), cut inside its transaction: each one tombstoned', async () => {
-      const ids = await batchInDoubt(cappedRun.id, cappedSecret, run.id, key);
-      // The transaction never got its COMMIT: nothing of it is visible, nothing is held on the cap.
+    it('a batch of 24 on a capped Project (ledger-batch), cut inside its transaction: not in doubt, nothing written', async () => {
+      const answers = await batchInDoubt(cappedRun.id, cappedSecret, run.id, key);
+      // The transaction never sent its COMMIT: the gateway knows nothing of it committed.
+      expect(answers.some((answer) => answer.inDoubt)).toBe(false);
+      const ids = answers.map((answer) => answer.attemptId);
       expect(await direct("SELECT id FROM attempts WHERE state = 'reserved'")).toEqual([]);
       const resumedAt = performance.now();
       await proxy.resume();
-      measured['a capped batch of 24, cut in its transaction'] = await expectResolved(ids, false, resumedAt);
+      measured['a capped batch of 24, cut in its transaction'] = await expectResolved(
+        ids,
+        'absent',
+        resumedAt,
+      );
     });
   });
 });

@@ -100,6 +100,22 @@ function isConnectTimeout(error: unknown): boolean {
   return /timeout exceeded when trying to connect|connection timeout/i.test(message);
 }
 
+/** Errors of opening a connection only (a socket that was open can fail with the others mid-statement). */
+const CONNECT_ONLY = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EADDRNOTAVAIL']);
+
+/** A pool.query that failed before its statement was sent: no connection could be opened. */
+function notSent(error: unknown): boolean {
+  if (!(error instanceof StoreUnavailableError)) return false;
+  const code = (error.cause as { code?: unknown } | undefined)?.code;
+  return (typeof code === 'string' && CONNECT_ONLY.has(code)) || isConnectTimeout(error);
+}
+
+/** The same unavailability, known not to have committed anything (StoreUnavailableError.uncommitted). */
+function uncommitted(error: unknown): unknown {
+  if (!(error instanceof StoreUnavailableError) || error.uncommitted) return error;
+  return new StoreUnavailableError(error.message, { cause: error.cause, uncommitted: true });
+}
+
 function slotResult(error: unknown): SlotResult {
   if (!(error instanceof StoreUnavailableError)) return 'answered';
   const code = (error.cause as { code?: unknown } | undefined)?.code;
@@ -287,15 +303,17 @@ export class PostgresStore implements Store {
     try {
       client = await pool.connect();
     } catch (error) {
-      throw connectFailed(toStoreError(error));
+      throw connectFailed(uncommitted(toStoreError(error)));
     }
     // A checked-out client has no pool listener: a server restart mid-transaction must not crash us.
     const ignore = () => {};
     client.on('error', ignore);
     let broken = false;
+    let committing = false;
     try {
       await client.query(begin);
       const result = await work(client);
+      committing = true;
       await client.query('COMMIT');
       return result;
     } catch (error) {
@@ -307,7 +325,9 @@ export class PostgresStore implements Store {
           broken = true;
         }
       }
-      throw toStoreError(error);
+      // Before its COMMIT was sent, a transaction cannot have committed, whatever became of the link.
+      const mapped = toStoreError(error);
+      throw committing ? mapped : uncommitted(mapped);
     } finally {
       client.off('error', ignore);
       client.release(broken);
@@ -326,7 +346,7 @@ export class PostgresStore implements Store {
     } catch (error) {
       const mapped = toStoreError(error);
       result = slotResult(mapped);
-      throw mapped;
+      throw notSent(mapped) ? uncommitted(mapped) : mapped;
     } finally {
       this.gate.release(result);
     }
