@@ -241,6 +241,28 @@ describe('a reservation the store did not confirm', () => {
     expect(sends).toBe(0);
   });
 
+  it('SQLite full (max_page_count): the store reads that the reservation did not commit, so it is not in doubt', async () => {
+    outage = false;
+    const db = (store as unknown as { db: import('better-sqlite3').Database }).db;
+    const pages = Number(db.pragma('page_count', { simple: true }));
+    db.pragma(`max_page_count = ${pages}`);
+    let failure: unknown;
+    for (let index = 0; index < 2_000 && failure === undefined; index++) {
+      await runner.call({ ...plan(1), runId: null }, exchange).then(
+        () => undefined,
+        (thrown: unknown) => {
+          if (thrown instanceof StoreUnavailableError) failure = thrown;
+        },
+      );
+    }
+    db.pragma('max_page_count = 1073741823');
+    expect(failure, 'the file never filled up').toBeInstanceOf(ReservationUnavailableError);
+    expect(String((failure as Error).message)).toContain('SQLITE_FULL');
+    expect((failure as ReservationUnavailableError).inDoubt).toBe(false);
+    expect(attemptRow((failure as ReservationUnavailableError).attemptId)).toBeUndefined();
+    expect(ledger.inDoubt.size).toBe(0);
+  });
+
   it('a refusal by a rule is not in doubt: nothing is left to resolve', async () => {
     const refused = await runner.call(plan(20_000), exchange).then(
       () => undefined,

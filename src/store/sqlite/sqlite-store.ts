@@ -667,8 +667,24 @@ export class SqliteStore implements Store {
     // A batch that did not commit wrote no row: forget what its work remembered.
     return reserved.catch((error: unknown) => {
       this.openAttempts.delete(input.attemptId);
-      throw error;
+      throw this.settledDoubt(error, input.attemptId);
     });
+  }
+
+  /**
+   * A reservation that failed as unavailable (a full disk, an I/O error at COMMIT): this process is
+   * the file's only writer, so one read says whether it committed. Absent: uncommitted, nothing to
+   * resolve (StoreUnavailableError.uncommitted). Present, or the read fails too: left in doubt for
+   * the ledger, which releases it (Store.releaseInDoubt).
+   */
+  private settledDoubt(error: unknown, attemptId: string): unknown {
+    if (!(error instanceof StoreUnavailableError) || error.uncommitted) return error;
+    try {
+      if (this.sql('SELECT 1 FROM attempts WHERE id = ?').get(attemptId) !== undefined) return error;
+    } catch {
+      return error;
+    }
+    return new StoreUnavailableError(error.message, { cause: error.cause, uncommitted: true });
   }
 
   async settle(input: SettleInput): Promise<void> {
