@@ -13,6 +13,7 @@
  * - a reservation batch of 24 at once: in one statement (ledger-at-once.ts), committed with its
  *   reply lost; and on a Project with a spend cap (ledger-batch.ts), cut inside its transaction
  *   before the COMMIT was sent, which the gateway knows did not commit (not in doubt).
+ * - under load (16 clients), the link black-holed for 6 s, as the outside probe did.
  * Each call answers 503 run_governance_unavailable in the vendora dialect with Retry-After and
  * `svc-attempt-id`; the upstream never receives it; once the link is back, within the resolver's
  * bound, no attempt is left reserved, each in-doubt attempt is released with nothing committed
@@ -294,6 +295,73 @@ describePostgres('reliability: a reservation in doubt (the link to PostgreSQL cu
     for (const row of await direct('SELECT id, committed FROM runs'))
       committedBefore.set(row.id, row.committed);
     simulator.clearRequests();
+  });
+
+  it('under load, the link black-holed for 6 s: every call answered, none charged unless it was sent', async () => {
+    const results: Array<{ result: CallResult; at: number }> = [];
+    let running = true;
+    const client = async () => {
+      while (running) results.push({ result: await messages(run.id), at: performance.now() });
+    };
+    const clients = Array.from({ length: 16 }, client);
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    proxy.blackhole();
+    await new Promise((resolve) => setTimeout(resolve, 6000));
+    const resumedAt = performance.now();
+    await proxy.resume();
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    running = false;
+    await Promise.all(clients);
+    const statuses = results.map(({ result }) => result.status);
+    expect(
+      statuses.every((status) => status === 200 || status === 503),
+      JSON.stringify(statuses),
+    ).toBe(true);
+    // A 503 without an attempt id failed before the reservation (the key's limits could not be
+    // read): no attempt exists for it.
+    const beforeReserving = results.filter(
+      ({ result }) => result.status === 503 && !result.headers.get('svc-attempt-id'),
+    );
+    for (const { result } of beforeReserving) {
+      expect(result.body.error).toMatchObject({ code: 'run_governance_unavailable' });
+      expect(result.body.error.message).toContain('the call was not admitted');
+      expect(result.headers.get('retry-after')).toBe('1');
+    }
+    const failed = results
+      .filter(({ result }) => result.status === 503 && result.headers.get('svc-attempt-id'))
+      .map(({ result }) => expectUnavailable(result));
+    expect(failed.length).toBeGreaterThan(0);
+    const inDoubt = failed.filter((answer) => answer.inDoubt).map((answer) => answer.attemptId);
+    // Every attempt settled or resolved: completed calls (their settlements retried past the outage),
+    // the reservations in doubt released or tombstoned; nothing reaped, nothing reserved.
+    await eventually(
+      async () =>
+        (await direct("SELECT id FROM attempts WHERE state = 'reserved'")).length === 0 ? true : undefined,
+      15_000,
+      'no attempt left reserved',
+    );
+    measured['under load, all settled after the link came back'] = Math.round(performance.now() - resumedAt);
+    for (const id of inDoubt) {
+      expect(await attemptRow(id)).toMatchObject({ state: 'released', outcome: 'not_sent', cost: '0' });
+    }
+    const audit = await direct<{ outcome: string; calls: string; cost: string }>(
+      `SELECT outcome, count(*) AS calls, sum(cost) AS cost FROM audit WHERE run_id = $1 AND attempt_id <> ALL($2::text[])
+       GROUP BY outcome`,
+      [run.id, [...committedBefore.keys()]],
+    );
+    expect(audit.map((row) => row.outcome).sort()).not.toContain('lease_expired');
+    const [runRow] = await direct('SELECT reserved, committed FROM runs WHERE id = $1', [run.id]);
+    expect(runRow).toMatchObject({ reserved: '0' });
+    const [sum] = await direct('SELECT coalesce(sum(cost), 0) AS cost FROM audit WHERE run_id = $1', [
+      run.id,
+    ]);
+    expect(runRow!.committed).toBe(String(sum!.cost));
+    // The upstream got exactly the calls that were answered 200: none of those that failed.
+    expect(simulator.requests()).toHaveLength(statuses.filter((status) => status === 200).length);
+    console.info(
+      `[reservation in doubt] under load: ${results.length} calls, ${beforeReserving.length} 503 before reserving, ` +
+        `${failed.length} 503 with an attempt id, ${inDoubt.length} in doubt`,
+    );
   });
 
   describe('before the statement reaches the server', () => {
