@@ -482,7 +482,8 @@ describePostgres('reliability: a reservation in doubt (the link to PostgreSQL cu
       const first = messages(otherRun, otherSecret);
       await statementWaitingOnLock();
       const results = Array.from({ length: 24 }, () => messages(batchRun, batchSecret));
-      await new Promise((resolve) => setTimeout(resolve, 300));
+      // Long enough for the 24 requests to queue, well inside the first call's lock_timeout (2 s).
+      await new Promise((resolve) => setTimeout(resolve, 500));
       await lockOther.release();
       expect((await first).status).toBe(200);
       await eventually(
