@@ -260,7 +260,8 @@ export class Ledger {
 
   /**
    * Throws GatewayError run_not_found | run_not_active | run_budget_exceeded | project_budget_exceeded |
-   * key_budget_exceeded, or StoreUnavailableError.
+   * key_budget_exceeded, or ReservationUnavailableError (a StoreUnavailableError naming the attempt;
+   * when in doubt, the reservation is resolved in the background: in-doubt.ts).
    * `ticket`: what the rate limits took at admission, corrected when the attempt settles.
    * `durable`: the attempt belongs to a background job (batch, deferred response) rather than to
    * this process: owned by `job:<resource id>`, so a restart does not reap it, with the given lease.
