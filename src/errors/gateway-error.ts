@@ -29,6 +29,34 @@ export class GatewayError extends Error {
 /** Thrown by store adapters when the database cannot be reached or timed out. */
 export class StoreUnavailableError extends Error {
   override readonly name = 'StoreUnavailableError';
+  /**
+   * The adapter knows the write did not commit: it failed before anything reached the database (a
+   * refused or timed-out connection, a full queue) or before its COMMIT was sent. Otherwise (a
+   * statement or COMMIT sent on a connection that then died or timed out) nobody knows.
+   */
+  readonly uncommitted: boolean;
+
+  constructor(message: string, options: ErrorOptions & { uncommitted?: boolean } = {}) {
+    super(message, options);
+    this.uncommitted = options.uncommitted ?? false;
+  }
+}
+
+/**
+ * The store failed a reservation for a call that was therefore not sent. `inDoubt`: the store may
+ * have committed it; the ledger resolves it when the store answers again (ledger/in-doubt.ts). The
+ * client's answer is the store's 503, with the attempt's id to find it in the audit trail.
+ */
+export class ReservationUnavailableError extends StoreUnavailableError {
+  readonly inDoubt: boolean;
+
+  constructor(
+    readonly attemptId: string,
+    cause: StoreUnavailableError,
+  ) {
+    super(cause.message, { cause, uncommitted: cause.uncommitted });
+    this.inDoubt = !cause.uncommitted;
+  }
 }
 
 /**

@@ -3,7 +3,12 @@
  * 500 internal_error with the request id; the stack goes to the log, never to the client.
  */
 import type { FastifyError, FastifyInstance } from 'fastify';
-import { GatewayError, ObjectStoreUnavailableError, StoreUnavailableError } from '../errors/gateway-error.js';
+import {
+  GatewayError,
+  ObjectStoreUnavailableError,
+  ReservationUnavailableError,
+  StoreUnavailableError,
+} from '../errors/gateway-error.js';
 import { dialectOf, renderError } from '../errors/render.js';
 
 /** Seconds a client waits before retrying while the object store is down (S3 clients back off from 1-2 s). */
@@ -22,7 +27,9 @@ function asGatewayError(error: unknown, path: string): GatewayError | undefined 
         )
       : new GatewayError(
           'run_governance_unavailable',
-          'The ledger cannot be reached; the call was not admitted. Retry later.',
+          error instanceof ReservationUnavailableError && error.inDoubt
+            ? 'The ledger did not confirm the reservation; the call was not sent and nothing is charged for it (svc-attempt-id). Retry later.'
+            : 'The ledger cannot be reached; the call was not admitted. Retry later.',
           {
             retryAfter: '1',
           },
@@ -74,6 +81,8 @@ export function registerErrorHandling(app: FastifyInstance): void {
       request.log.warn({ code: gatewayError.code, message: gatewayError.message, cause }, 'request failed');
     }
     const rendered = renderError(dialectOf(path), gatewayError, request.id);
+    // The attempt whose reservation failed (released when in doubt): the client can quote it.
+    if (error instanceof ReservationUnavailableError) reply.header('svc-attempt-id', error.attemptId);
     return reply.code(rendered.status).headers(rendered.headers).send(rendered.body);
   });
 

@@ -6,15 +6,25 @@
  * Settlement and lease renewal never give up on the first store failure: the first try is awaited,
  * later ones run in the background with backoff until the attempt's lease would expire; only then
  * is the attempt left to the reaper (logged), which commits it in full as lease_expired.
+ *
+ * A reservation the store failed to confirm (unavailable: it may have committed) is in doubt; its
+ * call is never sent, and in-doubt.ts releases it as not_sent as soon as the store answers again.
  */
 import type { Logger } from 'pino';
 import { findProfile } from '../catalogue/profiles.js';
-import { GatewayError, StoreUnavailableError } from '../errors/gateway-error.js';
+import { GatewayError, ReservationUnavailableError, StoreUnavailableError } from '../errors/gateway-error.js';
 import { type Clock, isoTime } from '../lib/clock.js';
 import { newTimeOrderedId, randomBase32 } from '../lib/ids.js';
 import type { RateTicket } from '../limits/inference-limits.js';
 import type { RequestRecord } from '../observability/request-scope.js';
-import type { AttemptUsage, ReapedAttempt, SettledAttempt, SettleInput, Store } from '../store/port.js';
+import type {
+  AttemptUsage,
+  ReapedAttempt,
+  ReserveInput,
+  SettledAttempt,
+  SettleInput,
+  Store,
+} from '../store/port.js';
 import {
   type AttemptLabels,
   type AttemptObserver,
@@ -23,6 +33,7 @@ import {
   type RefusalReason,
   type SettlementOutcome,
 } from './attempt-observer.js';
+import { InDoubtReservations } from './in-doubt.js';
 import type { SpendCaps } from './spend-caps.js';
 
 /** What an attempt is (its observer labels) and what it reserves. One object per attempt. */
@@ -94,6 +105,22 @@ export function stateOf(outcome: SettlementOutcome): SettleInput['state'] {
 
 const FIRST_RETRY_MS = 100;
 const MAX_RETRY_MS = 5_000;
+
+/** An attempt's observer labels, from what the store kept of it (background settlements, the reaper). */
+function labelsOf(settled: SettledAttempt): AttemptLabels {
+  return {
+    projectId: settled.projectId,
+    keyId: settled.keyId,
+    runId: settled.runId,
+    endpoint: settled.endpoint,
+    alias: settled.alias,
+    connection: settled.connection,
+    profile: settled.profile,
+    primitive: findProfile(settled.profile)?.primitive ?? 'unknown',
+    upstreamModel: settled.upstreamModel,
+    streamed: false,
+  };
+}
 
 export class Attempt {
   private settled = false;
@@ -198,6 +225,8 @@ export class Ledger {
   private open = 0;
   private reaper: NodeJS.Timeout | undefined;
   private stopped = false;
+  /** Reservations the store did not confirm, released as not_sent when it answers again. */
+  readonly inDoubt: InDoubtReservations;
 
   constructor(
     readonly store: Store,
@@ -205,7 +234,11 @@ export class Ledger {
     readonly logger: Logger,
     readonly settings: LedgerSettings,
     readonly observer: AttemptObserver = noAttemptObserver,
-  ) {}
+  ) {
+    this.inDoubt = new InDoubtReservations(store, clock, logger, (released, settledAt) =>
+      this.reportReleased(released, settledAt),
+    );
+  }
 
   /**
    * The attempts this process reserved for its own calls and has not begun to settle: how many calls
@@ -227,7 +260,8 @@ export class Ledger {
 
   /**
    * Throws GatewayError run_not_found | run_not_active | run_budget_exceeded | project_budget_exceeded |
-   * key_budget_exceeded, or StoreUnavailableError.
+   * key_budget_exceeded, or ReservationUnavailableError (a StoreUnavailableError naming the attempt;
+   * when in doubt, the reservation is resolved in the background: in-doubt.ts).
    * `ticket`: what the rate limits took at admission, corrected when the attempt settles.
    * `durable`: the attempt belongs to a background job (batch, deferred response) rather than to
    * this process: owned by `job:<resource id>`, so a restart does not reap it, with the given lease.
@@ -243,26 +277,34 @@ export class Ledger {
     const leaseMs = durable?.leaseMs ?? this.settings.leaseMs;
     const runId = plan.runId;
     if (runId !== null) this.pending.set(runId, (this.pending.get(runId) ?? 0) + reservationMicrosUsd);
+    const input: ReserveInput = {
+      projectId: plan.projectId,
+      keyId: plan.keyId,
+      runId,
+      endpoint: plan.endpoint,
+      alias: plan.alias,
+      connection: plan.connection,
+      profile: plan.profile,
+      upstreamModel: plan.upstreamModel,
+      attemptId,
+      reservationMicrosUsd,
+      projectCaps: this.settings.projectCaps?.(plan.projectId),
+      now,
+      createdAt: isoTime(now),
+      leaseExpiresAt: isoTime(now + leaseMs),
+      owner: durable ? `job:${durable.resourceId}` : this.owner,
+    };
     try {
-      await this.store.reserve({
-        projectId: plan.projectId,
-        keyId: plan.keyId,
-        runId,
-        endpoint: plan.endpoint,
-        alias: plan.alias,
-        connection: plan.connection,
-        profile: plan.profile,
-        upstreamModel: plan.upstreamModel,
-        attemptId,
-        reservationMicrosUsd,
-        projectCaps: this.settings.projectCaps?.(plan.projectId),
-        now,
-        createdAt: isoTime(now),
-        leaseExpiresAt: isoTime(now + leaseMs),
-        owner: durable ? `job:${durable.resourceId}` : this.owner,
-      });
+      await this.store.reserve(input);
     } catch (error) {
       this.observer.refused(plan, refusalReason(error));
+      // Unavailable is no answer: unless the store knows it did not commit, the reservation may
+      // have. Either way the call is not sent.
+      if (error instanceof StoreUnavailableError) {
+        const unavailable = new ReservationUnavailableError(attemptId, error);
+        if (unavailable.inDoubt) this.inDoubt.add(input);
+        throw unavailable;
+      }
       throw error;
     } finally {
       if (runId !== null) {
@@ -335,6 +377,37 @@ export class Ledger {
     }
   }
 
+  /**
+   * Reservations in doubt that the store had committed, now released (in-doubt.ts): the store
+   * admitted them, so they count as admitted and settled not_sent (nothing committed), like every
+   * attempt of the audit trail; their refusal (store_unavailable) stays counted too, as the client
+   * saw it.
+   */
+  private reportReleased(released: ReapedAttempt[], settledAt: string): void {
+    for (const attempt of released) {
+      try {
+        this.observer.held(attempt.attemptId, labelsOf(attempt), attempt.reservationMicrosUsd, undefined);
+      } catch (error) {
+        this.logger.warn({ err: error, attempt: attempt.attemptId }, 'observer failed on a release');
+      }
+      this.reportHeld(
+        {
+          attemptId: attempt.attemptId,
+          state: 'released',
+          costMicrosUsd: 0,
+          usage: null,
+          outcome: 'not_sent',
+          httpStatus: null,
+          durationMs: attempt.durationMs,
+          settledAt,
+        },
+        attempt,
+        'reservation_in_doubt',
+        undefined,
+      );
+    }
+  }
+
   private reportHeld(
     input: SettleInput,
     settled: SettledAttempt,
@@ -342,18 +415,7 @@ export class Ledger {
     request: RequestRecord | undefined,
     responseModel: string | null = null,
   ): void {
-    const labels: AttemptLabels = {
-      projectId: settled.projectId,
-      keyId: settled.keyId,
-      runId: settled.runId,
-      endpoint: settled.endpoint,
-      alias: settled.alias,
-      connection: settled.connection,
-      profile: settled.profile,
-      primitive: findProfile(settled.profile)?.primitive ?? 'unknown',
-      upstreamModel: settled.upstreamModel,
-      streamed: false,
-    };
+    const labels = labelsOf(settled);
     try {
       this.observer.settledHeld(
         input.attemptId,
@@ -400,7 +462,11 @@ export class Ledger {
           : {}),
         ms: input.durationMs,
       },
-      input.outcome === 'lease_expired' ? 'attempt committed by the reaper' : 'background attempt settled',
+      input.outcome === 'lease_expired'
+        ? 'attempt committed by the reaper'
+        : errorType === 'reservation_in_doubt'
+          ? 'reservation in doubt released (the call was never sent)'
+          : 'background attempt settled',
     );
   }
 
@@ -488,6 +554,7 @@ export class Ledger {
   /** Stops the reaper and every background retry (the store is about to close). */
   stopReaper(): void {
     this.stopped = true;
+    this.inDoubt.stop();
     if (this.reaper) clearInterval(this.reaper);
     this.reaper = undefined;
   }

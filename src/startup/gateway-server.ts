@@ -126,6 +126,7 @@ export async function startGateway(options: StartOptions): Promise<RunningGatewa
           } finally {
             clearTimeout(deadline);
           }
+          await ledger.inDoubt.drain();
           ledger.stopReaper();
           await metricsListener?.close();
           await limits?.close();

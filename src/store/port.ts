@@ -217,7 +217,10 @@ export interface SettleInput {
   settledAt: string;
 }
 
-/** An attempt the reaper committed in full (outcome lease_expired). */
+/**
+ * An attempt settled by the store's own sweep, not by its call: the reaper's full commits (outcome
+ * lease_expired) and the release of a reservation in doubt (outcome not_sent, releaseInDoubt).
+ */
 export interface ReapedAttempt extends SettledAttempt {
   attemptId: string;
   durationMs: number;
@@ -353,5 +356,15 @@ export interface Store {
    * attempt as its settlement (outcome lease_expired) left it, for the metrics and the log.
    */
   reapExpiredAttempts(nowIso: string, liveOwner?: string): Promise<ReapedAttempt[]>;
+  /**
+   * Resolves reservations in doubt: reserve() failed without the store saying whether it committed
+   * (the connection died after the statement may have run), and their calls were never sent. In one
+   * transaction, per attempt id: a reserved attempt is released (state released, outcome not_sent,
+   * nothing committed, its audit entry, the Run's and the spend counters' reservations given back);
+   * an absent one gets a tombstone row (released, reservation 0, no Run, no audit entry) so that the
+   * reservation, should it still reach the database, conflicts on the id and writes nothing; any
+   * other attempt is left alone. Returns the attempts it released.
+   */
+  releaseInDoubt(inputs: ReserveInput[], settledAt: string): Promise<ReapedAttempt[]>;
   listAudit(query: AuditQuery): Promise<AuditEntry[]>;
 }

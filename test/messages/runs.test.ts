@@ -215,7 +215,23 @@ function suite(kind: StoreKind): void {
         const result = await postMessages(gateway.url, key, messageBody(MODEL), headers);
         expectVendoraError(result, 503, 'run_governance_unavailable', { type: 'api_error' });
         expect(result.headers.get('retry-after')).toBe('1');
+        // The reservation failed after its attempt id was assigned: the answer names it.
+        expect(result.headers.get('svc-attempt-id')).toMatch(/^att_/);
       }
+      // The same in the vendorb dialect (/v1/responses).
+      const responses = await fetch(`${gateway.url}/v1/responses`, {
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${key}`,
+          'content-type': 'application/json',
+          'x-svc-run-id': run.id,
+        },
+        body: JSON.stringify({ model: MODEL, input: 'hi', max_output_tokens: 16 }),
+      });
+      expect(responses.status).toBe(503);
+      expect(responses.headers.get('retry-after')).toBe('1');
+      expect(responses.headers.get('svc-attempt-id')).toMatch(/^att_/);
+      expect(await responses.json()).toMatchObject({ error: { code: 'run_governance_unavailable' } });
       const count = await fetch(`${gateway.url}/v1/messages/count_tokens`, {
         method: 'POST',
         headers: { 'x-api-key': key, 'vendora-version': '2023-06-01', 'content-type': 'application/json' },

@@ -6,12 +6,15 @@
  *              database "went away"
  *   blackhole  accept new connections but never forward a byte, and stop forwarding on the live
  *              ones without closing them: the database "stopped answering" (tests the timeouts)
- * resume() returns to pass: listens again on the same port after a pause; after a blackhole the
- * frozen connections are destroyed (their protocol state is lost), new ones forward again.
+ *   mute       forward what the clients send but drop every byte the server answers, on the live
+ *              connections and new ones: requests arrive and run, their replies are lost
+ * resume() returns to pass: listens again on the same port after a pause; after a blackhole or a
+ * mute the frozen or muted connections are destroyed (their protocol state is lost), new ones
+ * forward again.
  */
 import { connect, createServer, type Server, type Socket } from 'node:net';
 
-export type ProxyMode = 'pass' | 'paused' | 'blackhole';
+export type ProxyMode = 'pass' | 'paused' | 'blackhole' | 'mute';
 
 export interface TcpProxy {
   readonly port: number;
@@ -22,6 +25,7 @@ export interface TcpProxy {
   readonly held: number;
   pause(): Promise<void>;
   blackhole(): void;
+  mute(): void;
   resume(): Promise<void>;
   close(): Promise<void>;
 }
@@ -30,6 +34,7 @@ interface Pair {
   client: Socket;
   upstream: Socket | undefined;
   frozen: boolean;
+  muted: boolean;
 }
 
 export async function startTcpProxy(target: { host: string; port: number }): Promise<TcpProxy> {
@@ -46,7 +51,7 @@ export async function startTcpProxy(target: { host: string; port: number }): Pro
 
   const onConnection = (client: Socket) => {
     accepted++;
-    const pair: Pair = { client, upstream: undefined, frozen: mode === 'blackhole' };
+    const pair: Pair = { client, upstream: undefined, frozen: mode === 'blackhole', muted: mode === 'mute' };
     pairs.add(pair);
     client.on('error', () => destroy(pair));
     client.on('close', () => destroy(pair));
@@ -63,7 +68,7 @@ export async function startTcpProxy(target: { host: string; port: number }): Pro
       if (!pair.frozen) upstream.write(chunk);
     });
     upstream.on('data', (chunk) => {
-      if (!pair.frozen) client.write(chunk);
+      if (!pair.frozen && !pair.muted) client.write(chunk);
     });
   };
 
@@ -107,12 +112,17 @@ export async function startTcpProxy(target: { host: string; port: number }): Pro
       mode = 'blackhole';
       for (const pair of pairs) pair.frozen = true;
     },
+    mute() {
+      if (mode === 'paused') throw new Error('resume before muting');
+      mode = 'mute';
+      for (const pair of pairs) pair.muted = true;
+    },
     async resume() {
       if (mode === 'paused') {
         server = createServer(onConnection);
         await listen(port);
-      } else if (mode === 'blackhole') {
-        for (const pair of [...pairs]) if (pair.frozen) destroy(pair);
+      } else if (mode === 'blackhole' || mode === 'mute') {
+        for (const pair of [...pairs]) if (pair.frozen || pair.muted) destroy(pair);
       }
       mode = 'pass';
     },

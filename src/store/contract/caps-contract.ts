@@ -8,7 +8,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { GatewayError } from '../../errors/gateway-error.js';
 import type { SpendCaps } from '../../ledger/spend-caps.js';
 import { newId } from '../../lib/ids.js';
-import type { Store } from '../port.js';
+import type { ReserveInput, Store } from '../port.js';
 import { codeOf, createActiveRun, createKey, type StoreHarness } from './harness.js';
 
 const PROJECT = 'prj_caps';
@@ -45,11 +45,10 @@ export function defineCapsContract(name: string, open: () => Promise<StoreHarnes
       attemptId?: string;
     }
 
-    async function reserve(call: Call): Promise<string> {
-      const attemptId = call.attemptId ?? newId('att');
+    function reservation(call: Call): ReserveInput {
       const now = call.now ?? T0;
-      await store.reserve({
-        attemptId,
+      return {
+        attemptId: call.attemptId ?? newId('att'),
         projectId: PROJECT,
         keyId: call.keyId,
         runId: call.runId ?? null,
@@ -64,8 +63,13 @@ export function defineCapsContract(name: string, open: () => Promise<StoreHarnes
         connection: 'sim',
         profile: 'vendora.messages.2023-06-01',
         upstreamModel: 'sim-1',
-      });
-      return attemptId;
+      };
+    }
+
+    async function reserve(call: Call): Promise<string> {
+      const input = reservation(call);
+      await store.reserve(input);
+      return input.attemptId;
     }
 
     function settle(attemptId: string, state: 'settled' | 'unknown' | 'released', cost: number, at = T0) {
@@ -170,6 +174,26 @@ export function defineCapsContract(name: string, open: () => Promise<StoreHarnes
       expect(await codeOf(reserve({ keyId, amount: 501, projectCaps }))).toBe('project_budget_exceeded');
       expect(await codeOf(reserve({ keyId, amount: 501 }))).toBe('key_budget_exceeded');
       expect(await codeOf(reserve({ keyId, amount: 500, projectCaps }))).toBe('ok');
+    });
+
+    it('a reservation in doubt, released, gives back its reservation on the Run, the key and the Project', async () => {
+      const keyId = await key({ lifetimeMicrosUsd: 1000 });
+      const projectCaps = { lifetimeMicrosUsd: 1000 };
+      const runId = await runWithBudget(1000);
+      const inDoubt = reservation({ keyId, amount: 900, projectCaps, runId });
+      await store.reserve(inDoubt);
+      expect(await codeOf(reserve({ keyId, amount: 101, projectCaps, runId }))).toBe('run_budget_exceeded');
+      const attemptId = inDoubt.attemptId;
+      const released = await store.releaseInDoubt([inDoubt], iso(T0 + 1000));
+      expect(released.map((attempt) => [attempt.attemptId, attempt.committedMicrosUsd])).toEqual([
+        [attemptId, 0],
+      ]);
+      expect(await store.getRun(PROJECT, runId)).toMatchObject({
+        reservedMicrosUsd: 0,
+        committedMicrosUsd: 0,
+      });
+      // Every cap has its whole limit again: nothing reserved, nothing committed.
+      expect(await codeOf(reserve({ keyId, amount: 1000, projectCaps, runId }))).toBe('ok');
     });
 
     it('concurrent reservations never take a cap over its limit', async () => {

@@ -528,6 +528,62 @@ export function defineStoreContract(name: string, open: () => Promise<StoreHarne
         const audit = await store.listAudit({ runId: id, limit: 10 });
         expect(audit.map((entry) => entry.outcome)).toEqual(['lease_expired', 'lease_expired']);
       });
+
+      it('releaseInDoubt: releases a committed reservation, tombstones an absent one, leaves a settled one', async () => {
+        const id = await run(await workUnit(), 1000);
+        const committed = newId('att');
+        const absent = newId('att');
+        const settledAlready = newId('att');
+        const live = newId('att');
+        await reserve(id, 300, T0, committed);
+        await reserve(id, 200, T0, settledAlready);
+        await reserve(id, 100, T0, live);
+        await settle(settledAlready, 'settled', 50);
+        const inDoubt = (attemptId: string, amount: number) =>
+          plainReservation(attemptId, {
+            projectId: PROJECT,
+            runId: id,
+            reservationMicrosUsd: amount,
+            now: T0,
+            createdAt: iso(),
+            leaseExpiresAt: iso(60_000),
+          });
+        const inputs = [inDoubt(committed, 300), inDoubt(absent, 250), inDoubt(settledAlready, 200)];
+        const released = await store.releaseInDoubt(inputs, iso(2000));
+        expect(released).toEqual([
+          expect.objectContaining({
+            attemptId: committed,
+            runId: id,
+            reservationMicrosUsd: 300,
+            committedMicrosUsd: 0,
+            durationMs: 2000,
+          }),
+        ]);
+        // Only the live reservation is still held; nothing was charged for the released one.
+        expect(await store.getRun(PROJECT, id)).toMatchObject({
+          committedMicrosUsd: 50,
+          reservedMicrosUsd: 100,
+          unknownAttempts: 0,
+        });
+        const audit = await store.listAudit({ runId: id, limit: 10 });
+        expect(
+          audit.map((entry) => [entry.attemptId, entry.outcome, entry.state, entry.costMicrosUsd]),
+        ).toEqual([
+          [settledAlready, 'completed', 'settled', 50],
+          [committed, 'not_sent', 'released', 0],
+        ]);
+        // The tombstone: the absent reservation can no longer commit, and the Run is untouched.
+        await expect(reserve(id, 250, T0, absent)).rejects.toThrow();
+        expect((await store.getRun(PROJECT, id))?.reservedMicrosUsd).toBe(100);
+        // Resolving again changes nothing; the reaper never sees a released or tombstoned attempt.
+        expect(await store.releaseInDoubt(inputs, iso(3000))).toEqual([]);
+        const reaped = await store.reapExpiredAttempts(iso(120_000));
+        expect(reaped.map((attempt) => attempt.attemptId)).toEqual([live]);
+        expect(await store.getRun(PROJECT, id)).toMatchObject({
+          committedMicrosUsd: 150,
+          reservedMicrosUsd: 0,
+        });
+      });
     });
 
     it('prunes expired idempotency records', async () => {

@@ -13,6 +13,10 @@
  * - Spend caps (caps.ts): after the Run, the counters are locked (FOR UPDATE, counterOrder) and the
  *   reservation admitted only if it fits every one; a refusal rolls the whole reservation back.
  *   Settlement (and the reaper, after all its Runs) releases/commits them last.
+ * - Reservations in doubt (releaseInDoubtIn): tombstones for the absent ids first (INSERT ... ON
+ *   CONFLICT DO NOTHING waits for a reservation of the same id still being written, so either the
+ *   tombstone or the reservation wins, never both), then the reserved ones are settled as not_sent
+ *   by ledger-batch.ts's settleBatch (its lock order).
  * Lock order everywhere: attempt, then Run, then spend counters (counterOrder).
  */
 import type pg from 'pg';
@@ -23,7 +27,8 @@ import type { ReapedAttempt, ReserveInput, SettledAttempt, SettleInput } from '.
 import { type Row, runFromRow, settledAttemptFromRow } from '../rows.js';
 import { reserveFailure, settlementAmounts } from '../rules.js';
 import { addReservationsIn, prepareCapsIn, settleCountersIn } from './caps.js';
-import { ATTEMPT_COLUMNS, AUDIT_COLUMNS } from './ledger-columns.js';
+import { settleBatch } from './ledger-batch.js';
+import { ATTEMPT_COLUMNS, AUDIT_COLUMNS, attemptColumns } from './ledger-columns.js';
 
 export async function reserveIn(client: pg.PoolClient, input: ReserveInput): Promise<void> {
   if (input.runId !== null) {
@@ -199,4 +204,56 @@ export async function reapIn(
   // holding a counter.
   await settleCountersIn(client, counterSettlements(caps));
   return reaped;
+}
+
+/** Store.releaseInDoubt on PostgreSQL, inside the caller's READ COMMITTED transaction (see the header). */
+export async function releaseInDoubtIn(
+  client: pg.PoolClient,
+  inputs: readonly ReserveInput[],
+  settledAt: string,
+): Promise<ReapedAttempt[]> {
+  const sorted = [...inputs].sort((a, b) =>
+    a.attemptId < b.attemptId ? -1 : a.attemptId > b.attemptId ? 1 : 0,
+  );
+  // A tombstone holds no Run (the Run's row is never touched) and no reservation.
+  const tombstones = await client.query<Row>(
+    `INSERT INTO attempts (id, project_id, key_id, run_id, state, reservation, cost, lease_expires_at, owner, endpoint,
+       alias, connection, profile, upstream_model, created_at, settled_at, outcome)
+     SELECT id, project_id, key_id, NULL, 'released', 0, 0, created_at, owner, endpoint, alias, connection, profile,
+       upstream_model, created_at, $14, 'not_sent'
+     FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::bigint[], $6::timestamptz[], $7::text[], $8::text[],
+       $9::text[], $10::text[], $11::text[], $12::text[], $13::timestamptz[])
+       AS d(id, project_id, key_id, run_id, reservation, lease_expires_at, owner, endpoint, alias, connection, profile,
+         upstream_model, created_at)
+     ON CONFLICT (id) DO NOTHING RETURNING id`,
+    [...attemptColumns(sorted), settledAt],
+  );
+  const tombstoned = new Set(tombstones.rows.map((row) => String(row.id)));
+  const present = sorted.filter((input) => !tombstoned.has(input.attemptId));
+  if (present.length === 0) return [];
+  const found = await client.query<Row>(
+    "SELECT * FROM attempts WHERE id = ANY($1::text[]) AND state = 'reserved' ORDER BY id FOR UPDATE",
+    [present.map((input) => input.attemptId)],
+  );
+  if (found.rows.length === 0) return [];
+  const settledMs = Date.parse(settledAt);
+  const released = found.rows.map((attempt) => ({
+    ...settledAttemptFromRow(attempt, 0),
+    attemptId: String(attempt.id),
+    durationMs: Math.max(0, settledMs - new Date(attempt.created_at as Date | string).getTime()),
+  }));
+  await settleBatch(
+    client,
+    released.map((attempt) => ({
+      attemptId: attempt.attemptId,
+      state: 'released' as const,
+      outcome: 'not_sent' as const,
+      costMicrosUsd: 0,
+      usage: null,
+      httpStatus: null,
+      durationMs: attempt.durationMs,
+      settledAt,
+    })),
+  );
+  return released;
 }

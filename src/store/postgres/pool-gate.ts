@@ -75,7 +75,9 @@ export class PoolGate {
         this.waiting.splice(this.waiting.indexOf(waiter), 1);
         reject(
           stalled
-            ? new StoreUnavailableError(`postgres: no transaction finished for ${this.options.stallMs} ms`)
+            ? new StoreUnavailableError(`postgres: no transaction finished for ${this.options.stallMs} ms`, {
+                uncommitted: true,
+              })
             : storeBusy(),
         );
       };
@@ -94,7 +96,11 @@ export class PoolGate {
     if (result === 'connection_lost') {
       for (const waiter of this.waiting.splice(0)) {
         clearTimeout(waiter.timer);
-        waiter.refuse(new StoreUnavailableError('postgres: the connection ahead in the queue was lost'));
+        waiter.refuse(
+          new StoreUnavailableError('postgres: the connection ahead in the queue was lost', {
+            uncommitted: true,
+          }),
+        );
       }
     }
     const next = this.waiting.shift();

@@ -53,7 +53,7 @@ import { type BatchOutcome, GroupCommit } from './group-commit.js';
 import { claimIdempotencyKey, storeIdempotentResponse } from './idempotency.js';
 import { PostgresJobs } from './jobs.js';
 import { PostgresKeys } from './keys.js';
-import { reapIn, renewLeaseIn, reserveIn, settleIn } from './ledger.js';
+import { reapIn, releaseInDoubtIn, renewLeaseIn, reserveIn, settleIn } from './ledger.js';
 import { type Query, reserveAtOnce, settleAtOnce } from './ledger-at-once.js';
 import { reserveBatch, settleBatch } from './ledger-batch.js';
 import { migrate } from './migrate.js';
@@ -98,6 +98,22 @@ function isConnectTimeout(error: unknown): boolean {
   const cause = (error as StoreUnavailableError).cause;
   const message = cause instanceof Error ? cause.message : '';
   return /timeout exceeded when trying to connect|connection timeout/i.test(message);
+}
+
+/** Errors of opening a connection only (a socket that was open can fail with the others mid-statement). */
+const CONNECT_ONLY = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EADDRNOTAVAIL']);
+
+/** A pool.query that failed before its statement was sent: no connection could be opened. */
+function notSent(error: unknown): boolean {
+  if (!(error instanceof StoreUnavailableError)) return false;
+  const code = (error.cause as { code?: unknown } | undefined)?.code;
+  return (typeof code === 'string' && CONNECT_ONLY.has(code)) || isConnectTimeout(error);
+}
+
+/** The same unavailability, known not to have committed anything (StoreUnavailableError.uncommitted). */
+function uncommitted(error: unknown): unknown {
+  if (!(error instanceof StoreUnavailableError) || error.uncommitted) return error;
+  return new StoreUnavailableError(error.message, { cause: error.cause, uncommitted: true });
 }
 
 function slotResult(error: unknown): SlotResult {
@@ -287,15 +303,17 @@ export class PostgresStore implements Store {
     try {
       client = await pool.connect();
     } catch (error) {
-      throw connectFailed(toStoreError(error));
+      throw connectFailed(uncommitted(toStoreError(error)));
     }
     // A checked-out client has no pool listener: a server restart mid-transaction must not crash us.
     const ignore = () => {};
     client.on('error', ignore);
     let broken = false;
+    let committing = false;
     try {
       await client.query(begin);
       const result = await work(client);
+      committing = true;
       await client.query('COMMIT');
       return result;
     } catch (error) {
@@ -307,7 +325,9 @@ export class PostgresStore implements Store {
           broken = true;
         }
       }
-      throw toStoreError(error);
+      // Before its COMMIT was sent, a transaction cannot have committed, whatever became of the link.
+      const mapped = toStoreError(error);
+      throw committing ? mapped : uncommitted(mapped);
     } finally {
       client.off('error', ignore);
       client.release(broken);
@@ -326,7 +346,7 @@ export class PostgresStore implements Store {
     } catch (error) {
       const mapped = toStoreError(error);
       result = slotResult(mapped);
-      throw mapped;
+      throw notSent(mapped) ? uncommitted(mapped) : mapped;
     } finally {
       this.gate.release(result);
     }
@@ -574,6 +594,15 @@ export class PostgresStore implements Store {
 
   async reapExpiredAttempts(nowIso: string, liveOwner?: string): Promise<ReapedAttempt[]> {
     return this.transaction((client) => reapIn(client, nowIso, liveOwner));
+  }
+
+  /** One transaction on the settlement pool: it is a settlement, and never queues behind new reservations. */
+  async releaseInDoubt(inputs: ReserveInput[], settledAt: string): Promise<ReapedAttempt[]> {
+    return this.transaction(
+      (client) => releaseInDoubtIn(client, inputs, settledAt),
+      READ_COMMITTED,
+      'settle',
+    );
   }
 
   async listAudit(query: AuditQuery): Promise<AuditEntry[]> {

@@ -667,8 +667,24 @@ export class SqliteStore implements Store {
     // A batch that did not commit wrote no row: forget what its work remembered.
     return reserved.catch((error: unknown) => {
       this.openAttempts.delete(input.attemptId);
-      throw error;
+      throw this.settledDoubt(error, input.attemptId);
     });
+  }
+
+  /**
+   * A reservation that failed as unavailable (a full disk, an I/O error at COMMIT): this process is
+   * the file's only writer, so one read says whether it committed. Absent: uncommitted, nothing to
+   * resolve (StoreUnavailableError.uncommitted). Present, or the read fails too: left in doubt for
+   * the ledger, which releases it (Store.releaseInDoubt).
+   */
+  private settledDoubt(error: unknown, attemptId: string): unknown {
+    if (!(error instanceof StoreUnavailableError) || error.uncommitted) return error;
+    try {
+      if (this.sql('SELECT 1 FROM attempts WHERE id = ?').get(attemptId) !== undefined) return error;
+    } catch {
+      return error;
+    }
+    return new StoreUnavailableError(error.message, { cause: error.cause, uncommitted: true });
   }
 
   async settle(input: SettleInput): Promise<void> {
@@ -870,6 +886,58 @@ export class SqliteStore implements Store {
           });
       }
       return reaped;
+    });
+  }
+
+  /**
+   * One transaction. SQLite has no link to lose, but reserve() still fails as unavailable (a busy or
+   * full file, a failed commit), so the ledger resolves those reservations the same way.
+   */
+  async releaseInDoubt(inputs: ReserveInput[], settledAt: string): Promise<ReapedAttempt[]> {
+    return this.transaction(() => {
+      const released: ReapedAttempt[] = [];
+      for (const input of inputs) {
+        const exists = this.sql('SELECT 1 FROM attempts WHERE id = ?').get(input.attemptId);
+        if (exists === undefined) {
+          this.sql(
+            `INSERT INTO attempts (id, project_id, key_id, run_id, state, reservation, cost, lease_expires_at, owner,
+               endpoint, alias, connection, profile, upstream_model, created_at, settled_at, outcome)
+             VALUES (?, ?, ?, NULL, 'released', 0, 0, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'not_sent')`,
+          ).run(
+            input.attemptId,
+            input.projectId,
+            input.keyId,
+            input.createdAt,
+            input.owner,
+            input.endpoint,
+            input.alias,
+            input.connection,
+            input.profile,
+            input.upstreamModel,
+            input.createdAt,
+            settledAt,
+          );
+          continue;
+        }
+        const durationMs = Math.max(0, Date.parse(settledAt) - Date.parse(input.createdAt));
+        const settled = this.settleInTransaction({
+          attemptId: input.attemptId,
+          state: 'released',
+          outcome: 'not_sent',
+          costMicrosUsd: 0,
+          usage: null,
+          httpStatus: null,
+          durationMs,
+          settledAt,
+        });
+        if (settled)
+          released.push({
+            ...settledAttemptFromRow(settled.attempt, settled.committed),
+            attemptId: input.attemptId,
+            durationMs,
+          });
+      }
+      return released;
     });
   }
 
