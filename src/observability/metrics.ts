@@ -30,10 +30,19 @@ export class GatewayMetrics {
   private readonly instruments = new Map<MetricName, Instrument>();
   private readonly seen = new Map<string, Set<string>>();
   private readonly refreshers: Array<() => void> = [];
+  /** The families labelled by `project`, which a Project's view shows (projectExposition). */
+  private readonly projectFamilies: CellCounter[] = [];
 
   constructor() {
-    for (const definition of METRIC_DEFINITIONS as readonly MetricDefinition[])
-      this.instruments.set(definition.name as MetricName, build(definition, this.registry));
+    for (const definition of METRIC_DEFINITIONS as readonly MetricDefinition[]) {
+      const instrument = build(definition, this.registry);
+      this.instruments.set(definition.name as MetricName, instrument);
+      if (!definition.labels.includes('project')) continue;
+      // A Project's view renders counters only; a per-Project gauge or histogram needs its renderer first.
+      if (!(instrument instanceof CellCounter))
+        throw new Error(`${definition.name}: a project label needs a counter`);
+      this.projectFamilies.push(instrument);
+    }
   }
 
   counter(name: MetricName): Counter<string> {
@@ -82,6 +91,28 @@ export class GatewayMetrics {
     return this.registry.metrics();
   }
 
+  /**
+   * One Project's view (GET /metrics with a Project's key): the families labelled by `project`, with
+   * only the series of `projectId`. Every other family (upstream errors, fallbacks, store, pools,
+   * jobs, HTTP, the GenAI histograms) sums every Project's traffic and is left out: it is the
+   * operator's view, served whole on `metrics.listen`. Cost: one pass over these counters' series.
+   */
+  async projectExposition(projectId: string): Promise<string> {
+    const lines: string[] = [];
+    for (const family of this.projectFamilies) {
+      const { name, help, type, values } = await family.get();
+      lines.push(`# HELP ${name} ${escapeText(help)}`, `# TYPE ${name} ${type}`);
+      for (const { labels, value } of values) {
+        if (labels.project !== projectId) continue;
+        const pairs = Object.entries(labels).map(
+          ([label, text]) => `${label}="${escapeText(String(text)).replace(/"/g, '\\"')}"`,
+        );
+        lines.push(`${name}{${pairs.join(',')}} ${value}`);
+      }
+    }
+    return `${lines.join('\n')}\n`;
+  }
+
   get contentType(): string {
     return this.registry.contentType;
   }
@@ -98,6 +129,11 @@ export interface HistogramCell {
 }
 
 type Labels = Record<string, string>;
+
+/** The exposition format's escapes (HELP text and label values; label values also escape `"`). */
+function escapeText(text: string): string {
+  return text.replace(/\\/g, '\\\\').replace(/\n/g, '\\n');
+}
 
 function seriesKey(names: readonly string[], labels: Record<string, unknown>): string {
   return names.map((name) => String(labels[name] ?? '')).join('\u0000');

@@ -35,9 +35,16 @@ prompts and completions never appear in any of them.
 Served by prom-client in the Prometheus text format:
 
 - \`GET /metrics\` on the gateway's own port, for a Gateway Key with \`governance:read\` sent as
-  \`Authorization: Bearer <key>\` (or \`x-api-key\`);
+  \`Authorization: Bearer <key>\` (or \`x-api-key\`): **that key's Project only**. It holds the
+  families labelled by \`project\` (cost, reservations admitted and refused, settlements, unknown
+  attempts, rate-limit refusals), with only the series whose \`project\` is the key's. Every other
+  family (GenAI histograms, upstream errors, fallbacks, routed-away targets, open streams, store,
+  pools, background jobs, HTTP requests) sums every Project's traffic or describes
+  the process, so it is left out of a Project's view;
 - \`GET /metrics\` without authentication on a separate address when \`metrics.listen\` is
-  configured (bind it to an address only your Prometheus can reach):
+  configured: **the whole process**, every Project and every family. This is the operator's view
+  (bind it to an address only your Prometheus can reach); without \`metrics.listen\` there is no
+  unscoped view:
 
 \`\`\`yaml
 metrics:
@@ -111,7 +118,7 @@ scrape_configs:
     metrics_path: /metrics
     static_configs:
       - targets: ['svc-gateway:9464']      # metrics.listen
-  # or, on the gateway's own port with a governance:read Gateway Key:
+  # or, on the gateway's own port with a governance:read Gateway Key (that key's Project only):
   - job_name: svc-gateway-authenticated
     metrics_path: /metrics
     authorization:
