@@ -64,9 +64,10 @@ describe('rate-limit refusals', () => {
 
   beforeAll(async () => {
     clock = new ManualClock();
+    metrics = observability();
     gateway = await startTestGateway({
       clock,
-      observability: (metrics = observability()),
+      observability: metrics,
       config: {
         projects: projectsWith((project) => {
           if (project.id === 'prj_a') project.rate_limit = { requests_per_second: 0.25, burst: 2 };
@@ -115,8 +116,9 @@ describe('inference rate-limit refusals', () => {
   let gateway: SimulatedGateway;
 
   beforeAll(async () => {
+    metrics = observability();
     gateway = await startGateway({
-      observability: (metrics = observability()),
+      observability: metrics,
       config: {
         projects: projectsWith((project) => {
           if (project.id === 'prj_a') project.inference_limits = { requests_per_minute: 2 };
