@@ -80,6 +80,9 @@ async function serve(option: string | undefined, port: string | undefined): Prom
   const start = (current: Config) =>
     startGateway({ config: current, environment: process.env, logger, tracing: !!tracing });
   let gateway = await start(config);
+  // The configuration of the gateway now serving: the last one that started (a reload that fails
+  // to start goes back to it, never to the file read at start-up).
+  let running = config;
   process.stderr.write(banner(gateway.url, config, gateway.quickstartSecret !== undefined));
   let stopping = false;
   let reloading: Promise<void> | undefined;
@@ -103,11 +106,12 @@ async function serve(option: string | undefined, port: string | undefined): Prom
     } catch (error) {
       logger.error(
         { err: error },
-        'SIGHUP: the new configuration did not start; restarting the previous one',
+        'SIGHUP: the new configuration did not start; restarting the running one',
       );
-      gateway = await start(config);
+      gateway = await start(running);
       return;
     }
+    running = next;
     process.stderr.write(banner(gateway.url, next, gateway.quickstartSecret !== undefined));
   };
   process.on('SIGHUP', () => {

@@ -5,13 +5,15 @@
  */
 import { execFile } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
+import { type AddressInfo, createServer } from 'node:net';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { stringify } from 'yaml';
+import { parse, stringify } from 'yaml';
 import { ConfigError, loadConfig } from '../../src/config/load.js';
 import { type Simulator, startSimulator } from '../../src/simulator/server.js';
 import {
+  freePort,
   reliabilityProjects,
   startGatewayProcess,
   stopAllGatewayProcesses,
@@ -192,6 +194,90 @@ describe('svc-gateway as a real process', () => {
     expect((await call('after')).status).toBe(200);
     expect(gateway.alive()).toBe(true);
     expect(gateway.output()).toMatch(/configuration is invalid; keeping the running one/);
+    expect((await gateway.stop()).code).toBe(0);
+  }, 60_000);
+
+  it('a reload that cannot start (its port is taken) leaves the last configuration that started: A -> B -> bad C serves B', async () => {
+    const config = (alias: string) => ({
+      store: { kind: 'sqlite', sqlite: { path: join(folder.path, 'revert.db') } },
+      data_dir: folder.path,
+      projects: reliabilityProjects(),
+      connections: [
+        {
+          name: 'sim',
+          profile: 'vendora.messages.2023-06-01',
+          base_url: simulator.url,
+          auth: { scheme: 'none' },
+        },
+      ],
+      models: [
+        {
+          alias,
+          targets: [
+            {
+              connection: 'sim',
+              model: 'sim-1',
+              price: { input_per_mtok_micros: 1, output_per_mtok_micros: 1 },
+            },
+          ],
+        },
+      ],
+    });
+    const gateway = await startGatewayProcess({
+      config: config('alpha'),
+      folder: folder.path,
+      name: 'revert',
+    });
+    const call = (port: number, alias: string) =>
+      fetch(`http://127.0.0.1:${port}/v1/messages`, {
+        method: 'POST',
+        headers: {
+          'x-api-key': gateway.key,
+          'vendora-version': '2023-06-01',
+          'content-type': 'application/json',
+        },
+        body: JSON.stringify({ model: alias, max_tokens: 16, messages: [{ role: 'user', content: 'hi' }] }),
+      }).then(
+        (response) => response.status,
+        () => 0,
+      );
+    const reloadTo = (alias: string, port: number) => {
+      const file = parse(readFileSync(gateway.configFile, 'utf8')) as {
+        models: Array<{ alias: string }>;
+        listen: { port: number };
+      };
+      file.models[0]!.alias = alias;
+      file.listen.port = port;
+      writeFileSync(gateway.configFile, stringify(file));
+      process.kill(gateway.pid, 'SIGHUP');
+    };
+    const until = async (check: () => Promise<boolean>) => {
+      const deadline = Date.now() + 15_000;
+      while (Date.now() < deadline && !(await check()))
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      expect(await check()).toBe(true);
+    };
+    expect(await call(gateway.port, 'alpha')).toBe(200);
+
+    const portB = await freePort();
+    reloadTo('beta', portB);
+    await until(async () => (await call(portB, 'beta')) === 200);
+
+    // C is valid but cannot start: its port is held by another listener.
+    const blocker = createServer();
+    await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', resolve));
+    const portC = (blocker.address() as AddressInfo).port;
+    try {
+      reloadTo('gamma', portC);
+      await until(async () => /did not start; restarting the (running|previous) one/.test(gateway.output()));
+      await until(async () => (await call(portB, 'beta')) === 200);
+      expect(await call(portB, 'gamma')).toBe(404);
+      expect(await call(portB, 'alpha')).toBe(404);
+      expect(await call(gateway.port, 'alpha')).toBe(0);
+      expect(gateway.alive()).toBe(true);
+    } finally {
+      await new Promise((resolve) => blocker.close(resolve));
+    }
     expect((await gateway.stop()).code).toBe(0);
   }, 60_000);
 
