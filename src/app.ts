@@ -28,6 +28,7 @@ import {
   ClientSockets,
   clientErrorHandler,
   serverCreationOptions,
+  watchStalledWrites,
 } from './http/socket-limits.js';
 import { registerObservabilityHooks } from './observability/http-hooks.js';
 import { registerMetricsRoute } from './observability/metrics-routes.js';
@@ -73,6 +74,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   });
   sockets.track(app.server);
   applyIdlePolicy(app.server, deps.config.listen.timeouts, sockets);
+  watchStalledWrites(app.server, deps.config.listen.timeouts.idle_ms, sockets);
   // Per-request hooks take a callback rather than returning a promise: one allocation and one
   // microtask fewer per hook per request (docs/performance.md).
   app.addHook('onRequest', (request, reply, done) => {
