@@ -50,7 +50,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     genReqId: requestIdFor,
     childLoggerFactory: lazyChildLogger,
     bodyLimit: deps.config.limits.messages_body_bytes,
-    return503OnClosing: true,
+    // A request that reaches a closing app (a connection accepted just before a reload took the
+    // listening socket, or kept alive) is served, with `Connection: close` so its client moves on
+    // to the next gateway, rather than answered 503: the store stays open until the drain ends.
+    return503OnClosing: false,
     routerOptions: { maxParamLength: 512 },
     // Errors raised before routing (bad URL, over-long parameter) still answer in the route's
     // dialect with a request id; malformed HTTP gets a plain 400 without a stack.
