@@ -69,10 +69,4 @@ export class HeldListener {
       socket.resume();
     }
   }
-
-  /** Nobody took the socket (the gateway is stopping): close it and the connections that waited. */
-  close(): void {
-    for (const socket of this.waiting.splice(0)) socket.destroy();
-    this.holder.close();
-  }
 }
