@@ -13,7 +13,7 @@ import { type Config, SCOPES } from './config/schema.js';
 import { keyBody } from './governance/key-views.js';
 import { type CreateKeyFields, KeysService } from './governance/keys-service.js';
 import { systemClock } from './lib/clock.js';
-import { createLogger } from './lib/logger.js';
+import { createLogger, writeStandardError } from './lib/logger.js';
 import { packageVersion } from './lib/package-version.js';
 import { startConfiguredTracing } from './observability/configured-tracing.js';
 import { traceFields } from './observability/log-fields.js';
@@ -84,7 +84,7 @@ async function serve(option: string | undefined, port: string | undefined): Prom
   // The configuration of the gateway now serving: the last one that started (a reload that fails
   // to start goes back to it, never to the file read at start-up).
   let running = config;
-  process.stderr.write(banner(gateway.url, config, gateway.quickstartSecret !== undefined));
+  writeStandardError(banner(gateway.url, config, gateway.quickstartSecret !== undefined));
   let stopping = false;
   let reloading: Promise<void> | undefined;
   // SIGHUP: a graceful restart inside the process. The new configuration is validated first (a bad
@@ -117,7 +117,7 @@ async function serve(option: string | undefined, port: string | undefined): Prom
       return;
     }
     running = next;
-    process.stderr.write(banner(gateway.url, next, gateway.quickstartSecret !== undefined));
+    writeStandardError(banner(gateway.url, next, gateway.quickstartSecret !== undefined));
   };
   process.on('SIGHUP', () => {
     if (stopping || reloading) return;

@@ -66,7 +66,7 @@ class OutputHealth {
     this.errors += 1;
     if (this.failing) return;
     this.failing = true;
-    report(
+    writeStandardError(
       `svc-gateway: cannot write log lines to standard output (${error.code ?? error.message}); dropping and counting them (svc_log_write_errors_total) until it takes them again\n`,
     );
   }
@@ -74,12 +74,16 @@ class OutputHealth {
   wrote(): void {
     if (!this.failing) return;
     this.failing = false;
-    report(`svc-gateway: standard output takes log lines again (${this.errors} write errors so far)\n`);
+    writeStandardError(`svc-gateway: standard output takes log lines again (${this.errors} write errors so far)\n`);
   }
 }
 
-/** Standard error, written directly: a failure there (the same full volume) is ignored, never thrown. */
-function report(text: string): void {
+/**
+ * Standard error, written directly: a failure there (the same full volume) is ignored, never thrown
+ * (`process.stderr.write` would throw or emit an unhandled `error` on a full file). main.ts writes
+ * its banner through it too.
+ */
+export function writeStandardError(text: string): void {
   try {
     writeSync(2, text);
   } catch {

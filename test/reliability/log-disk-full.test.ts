@@ -6,11 +6,21 @@
  * as root); elsewhere the same checks run with /dev/full as standard output (ENOSPC on every write),
  * without the recovery.
  */
-import { execFileSync } from 'node:child_process';
-import { closeSync, mkdtempSync, openSync, readFileSync, rmdirSync, rmSync, writeSync } from 'node:fs';
+import { execFileSync, spawn } from 'node:child_process';
+import {
+  closeSync,
+  mkdtempSync,
+  openSync,
+  readFileSync,
+  rmdirSync,
+  rmSync,
+  writeFileSync,
+  writeSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { stringify } from 'yaml';
 import {
   freePort,
   type GatewayProcess,
@@ -19,13 +29,14 @@ import {
   stopAllGatewayProcesses,
   tempFolder,
 } from '../support/gateway-process.js';
+import { eventually } from './support.js';
 
 const EPISODE = /cannot write log lines to standard output \(ENOSPC\)/g;
 const RECOVERED = /standard output takes log lines again/g;
 
 /** A 64 KiB tmpfs at a new folder, or undefined when this user may not mount. */
 function mountTinyVolume(): string | undefined {
-  const path = mkdtempSync(join(tmpdir(), 'svc-full-log-'));
+  const path = mkdtempSync(join(tmpdir(), 'svc-tmpfs-log-'));
   try {
     execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=64k', 'tmpfs', path], { stdio: 'ignore' });
     return path;
@@ -61,12 +72,14 @@ async function logWriteErrors(metricsPort: number): Promise<number> {
 
 describe('reliability: a full log volume', () => {
   const folder = tempFolder('full-log');
-  const volume = mountTinyVolume();
+  let volume: string | undefined;
   let stdoutFd: number;
   let metricsPort: number;
   let gateway: GatewayProcess;
 
   beforeAll(async () => {
+    // Mounted here, not when the file is collected: a run that skips these tests mounts nothing.
+    volume = mountTinyVolume();
     if (volume) fill(join(volume, 'filler'));
     stdoutFd = openSync(volume ? join(volume, 'gateway.log') : '/dev/full', 'a');
     metricsPort = await freePort();
@@ -109,8 +122,9 @@ describe('reliability: a full log volume', () => {
     expect(gateway.output().match(RECOVERED)).toBeNull();
   });
 
-  it.runIf(volume !== undefined)('writes again once space is freed, and says so once', async () => {
-    rmSync(join(volume!, 'filler'));
+  it('writes again once space is freed, and says so once (needs the tmpfs)', async (context) => {
+    if (!volume) return context.skip();
+    rmSync(join(volume, 'filler'));
     const before = await logWriteErrors(metricsPort);
     for (let index = 0; index < 5; index++) {
       const answer = await fetch(`${gateway.url}/v1/models`, { headers: { 'x-api-key': gateway.key } });
@@ -120,7 +134,62 @@ describe('reliability: a full log volume', () => {
     expect(await logWriteErrors(metricsPort)).toBe(before);
     expect(gateway.output().match(RECOVERED)).toHaveLength(1);
     expect(gateway.output().match(EPISODE)).toHaveLength(1);
-    const lines = readFileSync(join(volume!, 'gateway.log'), 'utf8').trim().split('\n');
+    const lines = readFileSync(join(volume, 'gateway.log'), 'utf8').trim().split('\n');
     expect(lines.filter((line) => line.includes('"request completed"')).length).toBeGreaterThanOrEqual(5);
   });
+});
+
+describe('reliability: standard output and standard error both on a full device', () => {
+  const folder = tempFolder('full-both');
+  afterAll(async () => {
+    await stopAllGatewayProcesses();
+    folder.remove();
+  });
+
+  it('the gateway starts (its banner lost), answers and stays up', async () => {
+    const port = await freePort();
+    const configFile = join(folder.path, 'gateway.yaml');
+    writeFileSync(
+      configFile,
+      stringify({
+        listen: { host: '127.0.0.1', port },
+        logging: { level: 'info' },
+        store: { kind: 'sqlite', sqlite: { path: join(folder.path, 'svc.db') } },
+        data_dir: folder.path,
+        projects: reliabilityProjects(),
+      }),
+    );
+    const full = openSync('/dev/full', 'a');
+    const child = spawn(
+      process.execPath,
+      ['--import', 'tsx', 'src/main.ts', 'serve', '--config', configFile],
+      {
+        env: { ...process.env, NODE_NO_WARNINGS: '1' },
+        stdio: ['ignore', full, full],
+      },
+    );
+    closeSync(full);
+    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+    try {
+      const ready = await eventually(
+        async () => {
+          if (child.exitCode !== null) return false;
+          const status = await fetch(`http://127.0.0.1:${port}/readyz`).then(
+            (response) => response.status,
+            () => 0,
+          );
+          return status === 200 ? true : undefined;
+        },
+        30_000,
+        'the gateway to answer /readyz',
+      );
+      expect(ready).toBe(true);
+      for (let index = 0; index < 20; index++)
+        expect((await fetch(`http://127.0.0.1:${port}/healthz`)).status).toBe(200);
+      expect(child.exitCode).toBeNull();
+    } finally {
+      child.kill('SIGTERM');
+      expect(await exited).toBe(0);
+    }
+  }, 60_000);
 });
