@@ -74,7 +74,9 @@ class OutputHealth {
   wrote(): void {
     if (!this.failing) return;
     this.failing = false;
-    writeStandardError(`svc-gateway: standard output takes log lines again (${this.errors} write errors so far)\n`);
+    writeStandardError(
+      `svc-gateway: standard output takes log lines again (${this.errors} write errors so far)\n`,
+    );
   }
 }
 
