@@ -95,15 +95,15 @@ export class GatewayMetrics {
    * One Project's view (GET /metrics with a Project's key): the families labelled by `project`, with
    * only the series of `projectId`. Every other family (upstream errors, fallbacks, store, pools,
    * jobs, HTTP, the GenAI histograms) sums every Project's traffic and is left out: it is the
-   * operator's view, served whole on `metrics.listen`. Cost: one pass over these counters' series.
+   * operator's view, served whole on `metrics.listen`. Cost: one pass over these counters' cells,
+   * copying only the Project's series (docs/observability.md has the figures).
    */
   async projectExposition(projectId: string): Promise<string> {
     const lines: string[] = [];
     for (const family of this.projectFamilies) {
-      const { name, help, type, values } = await family.get();
+      const { name, help, type, values } = await family.series('project', projectId);
       lines.push(`# HELP ${name} ${escapeText(help)}`, `# TYPE ${name} ${type}`);
       for (const { labels, value } of values) {
-        if (labels.project !== projectId) continue;
         const pairs = Object.entries(labels).map(
           ([label, text]) => `${label}="${escapeText(String(text)).replace(/"/g, '\\"')}"`,
         );
@@ -169,13 +169,20 @@ class CellCounter extends Counter<string> {
   }
 
   override async get(): Promise<MetricObjectWithValues<MetricValue<string>>> {
+    return this.series();
+  }
+
+  /** The series (prom-client's and the cells', merged), only those whose `label` is `value` when given. */
+  async series(label?: string, value?: string): Promise<MetricObjectWithValues<MetricValue<string>>> {
     const base = await super.get();
-    if (this.cells.size === 0) return base;
+    if (this.cells.size === 0 && label === undefined) return base;
     const merged = new Map<string, MetricValue<string>>();
-    for (const value of base.values)
-      merged.set(seriesKey(this.names, value.labels), { ...value, labels: { ...value.labels } });
+    for (const series of base.values) {
+      if (label !== undefined && series.labels[label] !== value) continue;
+      merged.set(seriesKey(this.names, series.labels), { ...series, labels: { ...series.labels } });
+    }
     for (const [key, cell] of this.cells) {
-      if (cell.value === 0) continue;
+      if (cell.value === 0 || (label !== undefined && cell.labels[label] !== value)) continue;
       const known = merged.get(key);
       if (known) known.value += cell.value;
       else merged.set(key, { labels: cell.labels, value: cell.value });

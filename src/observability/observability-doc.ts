@@ -39,7 +39,7 @@ Served by prom-client in the Prometheus text format:
   families labelled by \`project\` (cost, reservations admitted and refused, settlements, unknown
   attempts, rate-limit refusals), with only the series whose \`project\` is the key's. Every other
   family (GenAI histograms, upstream errors, fallbacks, routed-away targets, open streams, store,
-  pools, background jobs, HTTP requests) sums every Project's traffic or describes
+  pools, background jobs, HTTP requests, log write errors) sums every Project's traffic or describes
   the process, so it is left out of a Project's view;
 - \`GET /metrics\` without authentication on a separate address when \`metrics.listen\` is
   configured: **the whole process**, every Project and every family. This is the operator's view
@@ -51,6 +51,10 @@ metrics:
   enabled: true          # default; false removes /metrics and every instrument
   listen: { host: 0.0.0.0, port: 9464 }
 \`\`\`
+
+A Project's scrape reads only that Project's series: with 200 Projects x 10 aliases x 3
+connections (18,000 Project series, 1.8 MB whole), one Project's view took 0.5 ms and the whole
+view 36-40 ms per scrape, in process (\`node --import tsx bench/project-metrics.ts\`).
 
 ### Names
 
