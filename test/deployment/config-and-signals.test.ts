@@ -5,7 +5,7 @@
  */
 import { execFile } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
-import { request as httpRequest } from 'node:http';
+import { Agent, request as httpRequest } from 'node:http';
 import { type AddressInfo, createServer } from 'node:net';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -273,8 +273,8 @@ describe('svc-gateway as a real process', () => {
       folder: folder.path,
       name: 'hammer',
     });
-    /** One call on a connection of its own (no keep-alive): its status, or the connection error's code. */
-    const call = (alias: string) =>
+    /** One call, on a connection of its own unless `agent` keeps them alive: its status, or the connection error's code. */
+    const call = (alias: string, agent: Agent | false = false) =>
       new Promise<number | string>((resolve) => {
         const body = JSON.stringify({
           model: alias,
@@ -285,7 +285,7 @@ describe('svc-gateway as a real process', () => {
           `${gateway.url}/v1/messages`,
           {
             method: 'POST',
-            agent: false,
+            agent,
             headers: {
               'x-api-key': gateway.key,
               'vendora-version': '2023-06-01',
@@ -315,7 +315,13 @@ describe('svc-gateway as a real process', () => {
         slowest = Math.max(slowest, performance.now() - startedAt);
       }
     };
-    const hammers = Array.from({ length: 4 }, hammer);
+    // Measured, not asserted: one client keeping its connections alive across the reload.
+    const keepAlive = new Agent({ keepAlive: true, maxSockets: 1 });
+    const keptAlive: Array<number | string> = [];
+    const keepAliveHammer = async () => {
+      while (hammering) keptAlive.push(await call('same', keepAlive));
+    };
+    const hammers = [...Array.from({ length: 4 }, hammer), keepAliveHammer()];
     await new Promise((resolve) => setTimeout(resolve, 300));
     const inFlight = Array.from({ length: 5 }, () => call('slow'));
     await new Promise((resolve) => setTimeout(resolve, 200));
@@ -342,13 +348,18 @@ describe('svc-gateway as a real process', () => {
     await Promise.all(hammers);
     simulator.reset();
     const slowCalls = await Promise.all(inFlight);
-    const counts: Record<string, number> = {};
-    for (const outcome of outcomes) counts[outcome] = (counts[outcome] ?? 0) + 1;
+    const tally = (list: Array<number | string>) => {
+      const counts: Record<string, number> = {};
+      for (const outcome of list) counts[outcome] = (counts[outcome] ?? 0) + 1;
+      return counts;
+    };
+    const counts = tally(outcomes);
     console.info(
       `[reload] ${outcomes.length} calls on fresh connections during a valid reload: ${JSON.stringify(counts)}; ` +
         `slowest ${Math.round(slowest)} ms; new configuration served ${Math.round(switchedMs)} ms after SIGHUP; ` +
-        `in-flight calls: ${JSON.stringify(slowCalls)}`,
+        `in-flight calls: ${JSON.stringify(slowCalls)}; one keep-alive client: ${JSON.stringify(tally(keptAlive))}`,
     );
+    keepAlive.destroy();
     expect(switchedMs).toBeGreaterThan(0);
     expect(slowCalls).toEqual([200, 200, 200, 200, 200]);
     expect(counts).toEqual({ 200: outcomes.length });
