@@ -11,12 +11,12 @@
  *   (opened and never used, or a half-open client) is destroyed; so is one whose response waits on
  *   a client that stopped reading (bytes queued in the socket). A request waiting on its upstream
  *   (a silent stream, a slow non-streamed answer) is left alone: the connection's upstream
- *   timeouts bound it and end the response. Node's socket timer alone is not enough for the
- *   client that stopped reading: every write the gateway adds restarts it, so a stream still fed
- *   by its upstream (or a long answer written in pieces) held such a socket far past idle_ms.
- *   `watchStalledWrites` closes that gap: output waiting on a socket that made no progress into the
- *   kernel for idle_ms ends the socket; a reader that keeps taking bytes, however slowly, is never cut.
- *   Such a socket is reset rather than closed (`abandon`), so the kernel frees it at once too.
+ *   timeouts bound it and end the response. Node's socket timer restarts on any activity of the
+ *   socket, bytes the client keeps sending included; `watchStalledWrites` looks at the output only:
+ *   output waiting on a socket that made no progress into the kernel for idle_ms ends the socket,
+ *   and a reader that keeps taking bytes, however slowly, is never cut. Such a socket is reset
+ *   rather than closed (`abandon`), so the kernel frees it at once too: closed, it kept the
+ *   orphaned connection for a minute or more.
  * Node checks headers_ms and request_ms on a timer; it runs every second here (Node's default is
  * 30 s, which would let slow-header sockets live half a minute past their deadline).
  */
