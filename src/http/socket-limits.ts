@@ -92,7 +92,8 @@ export function applyIdlePolicy(server: Server, timeouts: SocketTimeouts, socket
 /**
  * Ends a connection whose client stopped reading, with a reset (RST): a plain close would leave the
  * unsent bytes to the kernel, which keeps the orphaned connection probing the client's zero window
- * for a minute or more after the process let go of it (what an outside probe measured as 50-80 s).
+ * for a minute or more after the process let go of it (most likely what an outside probe measured
+ * as 50-80 s).
  */
 function abandon(socket: Socket): void {
   socket.resetAndDestroy();
