@@ -29,6 +29,7 @@ import {
   ClientSockets,
   clientErrorHandler,
   serverCreationOptions,
+  watchStalledWrites,
 } from './http/socket-limits.js';
 import { registerObservabilityHooks } from './observability/http-hooks.js';
 import { registerMetricsRoute } from './observability/metrics-routes.js';
@@ -50,7 +51,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     genReqId: requestIdFor,
     childLoggerFactory: lazyChildLogger,
     bodyLimit: deps.config.limits.messages_body_bytes,
-    return503OnClosing: true,
+    // A request that reaches a closing app (a connection accepted just before a reload took the
+    // listening socket, or kept alive) is served, with `Connection: close` so its client moves on
+    // to the next gateway, rather than answered 503: the store stays open until the drain ends.
+    return503OnClosing: false,
     routerOptions: { maxParamLength: 512 },
     // Errors raised before routing (bad URL, over-long parameter) still answer in the route's
     // dialect with a request id; malformed HTTP gets a plain 400 without a stack.
@@ -74,6 +78,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   });
   sockets.track(app.server);
   applyIdlePolicy(app.server, deps.config.listen.timeouts, sockets);
+  watchStalledWrites(app.server, deps.config.listen.timeouts.idle_ms, sockets);
   // Per-request hooks take a callback rather than returning a promise: one allocation and one
   // microtask fewer per hook per request (docs/performance.md).
   app.addHook('onRequest', (request, reply, done) => {

@@ -13,12 +13,13 @@ import { type Config, SCOPES } from './config/schema.js';
 import { keyBody } from './governance/key-views.js';
 import { type CreateKeyFields, KeysService } from './governance/keys-service.js';
 import { systemClock } from './lib/clock.js';
-import { createLogger } from './lib/logger.js';
+import { createLogger, writeStandardError } from './lib/logger.js';
 import { packageVersion } from './lib/package-version.js';
 import { startConfiguredTracing } from './observability/configured-tracing.js';
 import { traceFields } from './observability/log-fields.js';
 import { bootstrapStore } from './startup/bootstrap.js';
 import { startGateway } from './startup/gateway-server.js';
+import type { HeldListener } from './startup/held-listener.js';
 import { openStore } from './startup/open-store.js';
 import { applyV8Policy } from './startup/v8-policy.js';
 
@@ -77,17 +78,22 @@ async function serve(option: string | undefined, port: string | undefined): Prom
   const config = serveConfig(option, port);
   const tracing = await startConfiguredTracing(config);
   const logger = createLogger(config.logging.level, undefined, tracing ? traceFields : undefined);
-  const start = (current: Config) =>
-    startGateway({ config: current, environment: process.env, logger, tracing: !!tracing });
+  const start = (current: Config, listener?: HeldListener) =>
+    startGateway({ config: current, environment: process.env, logger, tracing: !!tracing, listener });
   let gateway = await start(config);
-  process.stderr.write(banner(gateway.url, config, gateway.quickstartSecret !== undefined));
+  // The configuration of the gateway now serving: the last one that started (a reload that fails
+  // to start goes back to it, never to the file read at start-up).
+  let running = config;
+  writeStandardError(banner(gateway.url, config, gateway.quickstartSecret !== undefined));
   let stopping = false;
   let reloading: Promise<void> | undefined;
   // SIGHUP: a graceful restart inside the process. The new configuration is validated first (a bad
-  // one is logged and the running gateway keeps serving); then the listener stops accepting,
-  // in-flight calls drain (bounded), and the gateway starts again with the new connections, models
-  // and keys. The process never exits on SIGHUP; behind a load balancer the other replicas carry
-  // the traffic for the short restart (docs/operations.md).
+  // one is logged and the running gateway keeps serving); then in-flight calls drain (bounded) on
+  // the running gateway, and the gateway starts again with the new connections, models and keys.
+  // When the listen address stays the same, the listening socket is kept: connections that arrive
+  // meanwhile wait and are served by the new gateway, none is refused (startup/held-listener.ts).
+  // A new configuration that does not start gives way to the running one, on the same socket. The
+  // process never exits on SIGHUP (docs/operations.md).
   const reload = async () => {
     let next: Config;
     try {
@@ -97,18 +103,21 @@ async function serve(option: string | undefined, port: string | undefined): Prom
       return;
     }
     logger.info('SIGHUP: reloading (draining in-flight requests, then restarting)');
+    const sameAddress =
+      next.listen.host === running.listen.host &&
+      next.listen.port === running.listen.port &&
+      next.listen.host !== 'localhost'; // fastify binds every address of `localhost` itself
+    const held = sameAddress ? await gateway.holdListener() : undefined;
     await gateway.close();
     try {
-      gateway = await start(next);
+      gateway = await start(next, held);
     } catch (error) {
-      logger.error(
-        { err: error },
-        'SIGHUP: the new configuration did not start; restarting the previous one',
-      );
-      gateway = await start(config);
+      logger.error({ err: error }, 'SIGHUP: the new configuration did not start; restarting the running one');
+      gateway = await start(running, held);
       return;
     }
-    process.stderr.write(banner(gateway.url, next, gateway.quickstartSecret !== undefined));
+    running = next;
+    writeStandardError(banner(gateway.url, next, gateway.quickstartSecret !== undefined));
   };
   process.on('SIGHUP', () => {
     if (stopping || reloading) return;

@@ -11,7 +11,12 @@
  *   (opened and never used, or a half-open client) is destroyed; so is one whose response waits on
  *   a client that stopped reading (bytes queued in the socket). A request waiting on its upstream
  *   (a silent stream, a slow non-streamed answer) is left alone: the connection's upstream
- *   timeouts bound it and end the response.
+ *   timeouts bound it and end the response. Node's socket timer restarts on any activity of the
+ *   socket, bytes the client keeps sending included; `watchStalledWrites` looks at the output only:
+ *   output waiting on a socket that made no progress into the kernel for idle_ms ends the socket,
+ *   and a reader that keeps taking bytes, however slowly, is never cut. Such a socket is reset
+ *   rather than closed (`abandon`), so the kernel frees it at once too: closed, it kept the
+ *   orphaned connection for a minute or more.
  * Node checks headers_ms and request_ms on a timer; it runs every second here (Node's default is
  * 30 s, which would let slow-header sockets live half a minute past their deadline).
  */
@@ -42,6 +47,8 @@ export function serverCreationOptions(timeouts: SocketTimeouts) {
  */
 export class ClientSockets {
   private readonly responses = new WeakMap<Socket, ServerResponse[]>();
+  /** Sockets with a response in flight (what watchStalledWrites looks at). */
+  readonly busySockets = new Set<Socket>();
 
   /** Tracks every request of `server` until its response closes. */
   track(server: Server): void {
@@ -53,9 +60,11 @@ export class ClientSockets {
         this.responses.set(socket, inFlight);
       }
       inFlight.push(response);
+      this.busySockets.add(socket);
       response.once('close', () => {
         const index = inFlight.indexOf(response);
         if (index !== -1) inFlight.splice(index, 1);
+        if (inFlight.length === 0) this.busySockets.delete(socket);
       });
     });
   }
@@ -75,7 +84,65 @@ export function applyIdlePolicy(server: Server, timeouts: SocketTimeouts, socket
   server.setTimeout(timeouts.idle_ms);
   // A 'timeout' listener replaces Node's default (destroy every timed-out socket).
   server.on('timeout', (socket: Socket) => {
-    if (!sockets.busy(socket) || socket.writableLength > 0) socket.destroy();
+    if (!sockets.busy(socket)) socket.destroy();
+    else if (socket.writableLength > 0) abandon(socket);
+  });
+}
+
+/**
+ * Ends a connection whose client stopped reading, with a reset (RST): a plain close would leave the
+ * unsent bytes to the kernel, which keeps the orphaned connection probing the client's zero window
+ * for a minute or more after the process let go of it (most likely what an outside probe measured
+ * as 50-80 s).
+ */
+function abandon(socket: Socket): void {
+  socket.resetAndDestroy();
+}
+
+/** Where a socket's output stood at the last look, and since when it has not moved. */
+interface WriteProgress {
+  completed: number;
+  queued: number;
+  since: number;
+}
+
+/**
+ * Ends the sockets whose output has waited idle_ms without any of it reaching the kernel (see the
+ * header). Progress is read twice: bytes whose writes completed (`bytesWritten - writableLength`,
+ * rising when a write finishes) and what the write in progress still holds in libuv
+ * (`_handle.writeQueueSize`, Node's stream handle field, falling as the kernel takes it piece by
+ * piece: one large answer is one write). Looked at every quarter of idle_ms (at most every second);
+ * only sockets with a response in flight and output waiting are looked at.
+ */
+export function watchStalledWrites(server: Server, idleMs: number, sockets: ClientSockets): void {
+  const progress = new WeakMap<Socket, WriteProgress>();
+  const look = () => {
+    const now = Date.now();
+    for (const socket of sockets.busySockets) {
+      if (socket.destroyed || socket.writableLength === 0) {
+        progress.delete(socket);
+        continue;
+      }
+      const completed = socket.bytesWritten - socket.writableLength;
+      const queued =
+        (socket as Socket & { _handle?: { writeQueueSize?: number } })._handle?.writeQueueSize ?? 0;
+      const last = progress.get(socket);
+      if (!last || completed !== last.completed || queued < last.queued) {
+        progress.set(socket, { completed, queued, since: now });
+      } else if (now - last.since >= idleMs) {
+        abandon(socket);
+      } else {
+        last.queued = queued;
+      }
+    }
+  };
+  let timer: NodeJS.Timeout | undefined;
+  server.on('listening', () => {
+    timer ??= setInterval(look, Math.max(25, Math.min(1000, Math.floor(idleMs / 4)))).unref();
+  });
+  server.on('close', () => {
+    clearInterval(timer);
+    timer = undefined;
   });
 }
 

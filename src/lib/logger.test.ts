@@ -18,7 +18,7 @@ function child(code: string, stdout: number | 'pipe'): ChildProcess {
       'tsx',
       '--input-type=module',
       '-e',
-      `import { createLogger } from ${JSON.stringify(LOGGER)};\n${code}`,
+      `import { createLogger, logWriteErrors } from ${JSON.stringify(LOGGER)};\n${code}`,
     ],
     { stdio: ['ignore', stdout, 'pipe'] },
   );
@@ -71,6 +71,49 @@ describe('logger on standard output', () => {
     await exited(writer);
     expect(logged).toBe(true);
   }, 30_000);
+
+  it('a full device (ENOSPC on every write) drops and counts the lines, says so once, and never exits', async () => {
+    const fd = openSync('/dev/full', 'w');
+    const writer = child(
+      `const logger = createLogger('info');
+       for (let index = 0; index < 500; index++) logger.info({ index }, 'line');
+       process.stderr.write('errors ' + logWriteErrors() + '\\n');`,
+      fd,
+    );
+    closeSync(fd);
+    let stderr = '';
+    writer.stderr!.on('data', (chunk: Buffer) => {
+      stderr += chunk.toString();
+    });
+    await exited(writer);
+    expect(writer.exitCode).toBe(0);
+    expect(stderr).toContain('errors 500\n');
+    expect(stderr.match(/cannot write log lines to standard output \(ENOSPC\)/g)).toHaveLength(1);
+  });
+
+  it('a pipe whose reader is gone (EPIPE) is counted, said once, and the process keeps running', async () => {
+    const writer = child(
+      `const logger = createLogger('info');
+       let index = 0;
+       const timer = setInterval(() => {
+         logger.info({ index: index++ }, 'line');
+         if (index === 100) { process.stderr.write('errors ' + logWriteErrors() + '\\n'); clearInterval(timer); }
+       }, 5);`,
+      'pipe',
+    );
+    writer.stdout!.destroy();
+    let stderr = '';
+    writer.stderr!.on('data', (chunk: Buffer) => {
+      stderr += chunk.toString();
+    });
+    await exited(writer);
+    expect(writer.exitCode).toBe(0);
+    // Every line written after the reader left is counted (the first few may have reached the pipe).
+    const errors = Number(/errors (\d+)/.exec(stderr)?.[1]);
+    expect(errors).toBeGreaterThan(90);
+    expect(errors).toBeLessThanOrEqual(100);
+    expect(stderr.match(/cannot write log lines to standard output \(EPIPE\)/g)).toHaveLength(1);
+  });
 
   it('redacts credentials in the lines it writes', async () => {
     const path = join(folder, 'redacted.log');

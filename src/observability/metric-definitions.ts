@@ -171,6 +171,12 @@ export const METRIC_DEFINITIONS = [
     labels: ['kind'],
   },
   {
+    name: 'svc_log_write_errors_total',
+    type: 'counter',
+    help: 'Log writes to standard output that failed (a full volume, a closed pipe: the line is dropped) and lines dropped past the 64 MiB an unread pipe may hold; standard error says when an episode begins and ends.',
+    labels: [],
+  },
+  {
     name: 'svc_http_requests_total',
     type: 'counter',
     help: 'Inbound HTTP requests by route pattern, method and status class.',

@@ -1,7 +1,9 @@
 /**
- * GET /metrics on the gateway's port (a Gateway Key with governance:read, as a bearer token), and
- * the unauthenticated listener on `metrics.listen` (a separate address, usually reachable only from
- * inside the cluster) that Prometheus normally scrapes.
+ * GET /metrics on the gateway's port (a Gateway Key with governance:read, as a bearer token): the
+ * key's own Project's series only (GatewayMetrics.projectExposition). The whole process's view, every
+ * Project and the process-wide families, is served only by the unauthenticated listener on
+ * `metrics.listen` (a separate address the operator chooses, usually reachable only from inside the
+ * cluster) that Prometheus normally scrapes.
  */
 import { createServer, type Server } from 'node:http';
 import type { FastifyInstance } from 'fastify';
@@ -17,7 +19,7 @@ export function registerMetricsRoute(
   app.get('/metrics', async (request, reply) => {
     const caller = await authenticator.authenticate(request.headers, requestRecordOf(request));
     requireScopes(caller, ['governance:read']);
-    const text = await metrics.exposition();
+    const text = await metrics.projectExposition(caller.projectId);
     return reply.header('content-type', metrics.contentType).send(text);
   });
 }

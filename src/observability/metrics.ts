@@ -30,10 +30,19 @@ export class GatewayMetrics {
   private readonly instruments = new Map<MetricName, Instrument>();
   private readonly seen = new Map<string, Set<string>>();
   private readonly refreshers: Array<() => void> = [];
+  /** The families labelled by `project`, which a Project's view shows (projectExposition). */
+  private readonly projectFamilies: CellCounter[] = [];
 
   constructor() {
-    for (const definition of METRIC_DEFINITIONS as readonly MetricDefinition[])
-      this.instruments.set(definition.name as MetricName, build(definition, this.registry));
+    for (const definition of METRIC_DEFINITIONS as readonly MetricDefinition[]) {
+      const instrument = build(definition, this.registry);
+      this.instruments.set(definition.name as MetricName, instrument);
+      if (!definition.labels.includes('project')) continue;
+      // A Project's view renders counters only; a per-Project gauge or histogram needs its renderer first.
+      if (!(instrument instanceof CellCounter))
+        throw new Error(`${definition.name}: a project label needs a counter`);
+      this.projectFamilies.push(instrument);
+    }
   }
 
   counter(name: MetricName): Counter<string> {
@@ -82,6 +91,28 @@ export class GatewayMetrics {
     return this.registry.metrics();
   }
 
+  /**
+   * One Project's view (GET /metrics with a Project's key): the families labelled by `project`, with
+   * only the series of `projectId`. Every other family (upstream errors, fallbacks, store, pools,
+   * jobs, HTTP, the GenAI histograms) sums every Project's traffic and is left out: it is the
+   * operator's view, served whole on `metrics.listen`. Cost: one pass over these counters' cells,
+   * copying only the Project's series (docs/observability.md has the figures).
+   */
+  async projectExposition(projectId: string): Promise<string> {
+    const lines: string[] = [];
+    for (const family of this.projectFamilies) {
+      const { name, help, type, values } = await family.series('project', projectId);
+      lines.push(`# HELP ${name} ${escapeText(help)}`, `# TYPE ${name} ${type}`);
+      for (const { labels, value } of values) {
+        const pairs = Object.entries(labels).map(
+          ([label, text]) => `${label}="${escapeText(String(text)).replace(/"/g, '\\"')}"`,
+        );
+        lines.push(`${name}{${pairs.join(',')}} ${value}`);
+      }
+    }
+    return `${lines.join('\n')}\n`;
+  }
+
   get contentType(): string {
     return this.registry.contentType;
   }
@@ -98,6 +129,11 @@ export interface HistogramCell {
 }
 
 type Labels = Record<string, string>;
+
+/** The exposition format's escapes (HELP text and label values; label values also escape `"`). */
+function escapeText(text: string): string {
+  return text.replace(/\\/g, '\\\\').replace(/\n/g, '\\n');
+}
 
 function seriesKey(names: readonly string[], labels: Record<string, unknown>): string {
   return names.map((name) => String(labels[name] ?? '')).join('\u0000');
@@ -133,13 +169,20 @@ class CellCounter extends Counter<string> {
   }
 
   override async get(): Promise<MetricObjectWithValues<MetricValue<string>>> {
+    return this.series();
+  }
+
+  /** The series (prom-client's and the cells', merged), only those whose `label` is `value` when given. */
+  async series(label?: string, value?: string): Promise<MetricObjectWithValues<MetricValue<string>>> {
     const base = await super.get();
-    if (this.cells.size === 0) return base;
+    if (this.cells.size === 0 && label === undefined) return base;
     const merged = new Map<string, MetricValue<string>>();
-    for (const value of base.values)
-      merged.set(seriesKey(this.names, value.labels), { ...value, labels: { ...value.labels } });
+    for (const series of base.values) {
+      if (label !== undefined && series.labels[label] !== value) continue;
+      merged.set(seriesKey(this.names, series.labels), { ...series, labels: { ...series.labels } });
+    }
     for (const [key, cell] of this.cells) {
-      if (cell.value === 0) continue;
+      if (cell.value === 0 || (label !== undefined && cell.labels[label] !== value)) continue;
       const known = merged.get(key);
       if (known) known.value += cell.value;
       else merged.set(key, { labels: cell.labels, value: cell.value });

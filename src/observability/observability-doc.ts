@@ -43,15 +43,26 @@ prompts and completions never appear in any of them.
 Served by prom-client in the Prometheus text format:
 
 - \`GET /metrics\` on the gateway's own port, for a Gateway Key with \`governance:read\` sent as
-  \`Authorization: Bearer <key>\` (or \`x-api-key\`);
+  \`Authorization: Bearer <key>\` (or \`x-api-key\`): **that key's Project only**. It holds the
+  families labelled by \`project\` (cost, reservations admitted and refused, settlements, unknown
+  attempts, rate-limit refusals), with only the series whose \`project\` is the key's. Every other
+  family (GenAI histograms, upstream errors, fallbacks, routed-away targets, open streams, store,
+  pools, background jobs, HTTP requests, log write errors) sums every Project's traffic or describes
+  the process, so it is left out of a Project's view;
 - \`GET /metrics\` without authentication on a separate address when \`metrics.listen\` is
-  configured (bind it to an address only your Prometheus can reach):
+  configured: **the whole process**, every Project and every family. This is the operator's view
+  (bind it to an address only your Prometheus can reach); without \`metrics.listen\` there is no
+  unscoped view:
 
 \`\`\`yaml
 metrics:
   enabled: true          # default; false removes /metrics and every instrument
   listen: { host: 0.0.0.0, port: 9464 }
 \`\`\`
+
+A Project's scrape reads only that Project's series: with 200 Projects x 10 aliases x 3
+connections (18,000 Project series, 1.8 MB whole), one Project's view took 0.5 ms and the whole
+view 36-40 ms per scrape, in process (\`node --import tsx bench/project-metrics.ts\`).
 
 ### Names
 
@@ -131,7 +142,7 @@ scrape_configs:
     metrics_path: /metrics
     static_configs:
       - targets: ['svc-gateway:9464']      # metrics.listen
-  # or, on the gateway's own port with a governance:read Gateway Key:
+  # or, on the gateway's own port with a governance:read Gateway Key (that key's Project only):
   - job_name: svc-gateway-authenticated
     metrics_path: /metrics
     authorization:

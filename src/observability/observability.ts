@@ -4,6 +4,7 @@
  * `noObservability`: noAttemptObserver and no hooks doing more than the request log line.
  */
 import { type AttemptObserver, noAttemptObserver } from '../ledger/attempt-observer.js';
+import { logWriteErrors } from '../lib/logger.js';
 import { AttemptRecorder } from './attempt-recorder.js';
 import { GatewayMetrics } from './metrics.js';
 
@@ -21,6 +22,7 @@ export const noObservability: Observability = {
 
 export function createObservability(options: { metrics: boolean; tracing: boolean }): Observability {
   const metrics = options.metrics ? new GatewayMetrics() : undefined;
+  if (metrics) countLogWriteErrors(metrics);
   if (!metrics && !options.tracing)
     return { ...noObservability, observer: new AttemptRecorder({ metrics, tracing: false }) };
   return {
@@ -28,4 +30,15 @@ export function createObservability(options: { metrics: boolean; tracing: boolea
     tracing: options.tracing,
     observer: new AttemptRecorder({ metrics, tracing: options.tracing }),
   };
+}
+
+/** svc_log_write_errors_total follows the logger's own count of standard output's failures (read at scrape). */
+function countLogWriteErrors(metrics: GatewayMetrics): void {
+  const cell = metrics.counterCell('svc_log_write_errors_total', {});
+  let counted = 0;
+  metrics.beforeScrape(() => {
+    const errors = logWriteErrors();
+    cell.inc(errors - counted);
+    counted = errors;
+  });
 }

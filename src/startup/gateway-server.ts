@@ -26,6 +26,7 @@ import { startSimulator } from '../simulator/server.js';
 import type { Store } from '../store/port.js';
 import { bootstrapStore, ensureQuickstartKey, QUICKSTART_KEY_ID } from './bootstrap.js';
 import { composeLedger } from './compose.js';
+import { HeldListener } from './held-listener.js';
 import { type OpenedLimiter, openLimiter } from './open-limiter.js';
 import { openStore } from './open-store.js';
 
@@ -34,6 +35,11 @@ export interface RunningGateway {
   store: Store;
   url: string;
   quickstartSecret?: string;
+  /**
+   * Takes the listening socket before close() (a reload to the same address): connections wait on
+   * it for the next gateway instead of being refused (held-listener.ts).
+   */
+  holdListener(): Promise<HeldListener>;
   close(): Promise<void>;
 }
 
@@ -49,6 +55,8 @@ export interface StartOptions {
   drainMs?: number;
   /** The tracing SDK is running (main.ts started it): make spans. */
   tracing?: boolean;
+  /** Listen on this held socket (the previous gateway's, at a reload) instead of binding the address. */
+  listener?: HeldListener;
 }
 
 export async function startGateway(options: StartOptions): Promise<RunningGateway> {
@@ -103,7 +111,13 @@ export async function startGateway(options: StartOptions): Promise<RunningGatewa
       metricsListener = await startMetricsListener(observability.metrics, config.metrics.listen);
       logger.info({ url: `${metricsListener.url}/metrics` }, 'metrics listening');
     }
-    const url = await app.listen({ host: config.listen.host, port: config.listen.port });
+    const held = options.listener;
+    const url = await app.listen({
+      host: config.listen.host,
+      port: config.listen.port,
+      ...(held ? { handle: held.handle } : {}),
+    });
+    held?.deliver(app.server);
     logger.info({ url, store: store.kind }, 'gateway listening');
     let closing: Promise<void> | undefined;
     return {
@@ -111,6 +125,7 @@ export async function startGateway(options: StartOptions): Promise<RunningGatewa
       store,
       url,
       quickstartSecret,
+      holdListener: () => HeldListener.take(app.server),
       close() {
         closing ??= (async () => {
           const drainMs = options.drainMs ?? DEFAULT_DRAIN_MS;

@@ -5,13 +5,16 @@
  */
 import { execFile } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
+import { Agent, request as httpRequest } from 'node:http';
+import { type AddressInfo, createServer } from 'node:net';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { stringify } from 'yaml';
+import { parse, stringify } from 'yaml';
 import { ConfigError, loadConfig } from '../../src/config/load.js';
 import { type Simulator, startSimulator } from '../../src/simulator/server.js';
 import {
+  freePort,
   reliabilityProjects,
   startGatewayProcess,
   stopAllGatewayProcesses,
@@ -110,6 +113,25 @@ describe('svc-gateway as a real process', () => {
     await simulator?.close();
   });
 
+  /** A gateway on the simulator, with its own SQLite file; `models`: [alias, upstream model] pairs. */
+  const simulatedConfig = (database: string, models: Array<[string, string]>) => ({
+    store: { kind: 'sqlite', sqlite: { path: join(folder.path, database) } },
+    data_dir: folder.path,
+    projects: reliabilityProjects(),
+    connections: [
+      {
+        name: 'sim',
+        profile: 'vendora.messages.2023-06-01',
+        base_url: simulator.url,
+        auth: { scheme: 'none' },
+      },
+    ],
+    models: models.map(([alias, model]) => ({
+      alias,
+      targets: [{ connection: 'sim', model, price: { input_per_mtok_micros: 1, output_per_mtok_micros: 1 } }],
+    })),
+  });
+
   it('prints the package version', async () => {
     const { stdout } = await run(process.execPath, ['--import', 'tsx', 'src/main.ts', '--version']);
     const manifest = JSON.parse(readFileSync('package.json', 'utf8')) as {
@@ -121,26 +143,11 @@ describe('svc-gateway as a real process', () => {
   });
 
   it('SIGHUP reloads models without dropping an in-flight call and never ends the process', async () => {
-    const model = (alias: string) => ({
-      alias,
-      targets: [
-        { connection: 'sim', model: 'sim-1', price: { input_per_mtok_micros: 1, output_per_mtok_micros: 1 } },
-      ],
-    });
-    const config = (aliases: string[]) => ({
-      store: { kind: 'sqlite', sqlite: { path: join(folder.path, 'sighup.db') } },
-      data_dir: folder.path,
-      projects: reliabilityProjects(),
-      connections: [
-        {
-          name: 'sim',
-          profile: 'vendora.messages.2023-06-01',
-          base_url: simulator.url,
-          auth: { scheme: 'none' },
-        },
-      ],
-      models: aliases.map(model),
-    });
+    const config = (aliases: string[]) =>
+      simulatedConfig(
+        'sighup.db',
+        aliases.map((alias): [string, string] => [alias, 'sim-1']),
+      );
     const gateway = await startGatewayProcess({
       config: config(['before']),
       folder: folder.path,
@@ -194,6 +201,172 @@ describe('svc-gateway as a real process', () => {
     expect(gateway.output()).toMatch(/configuration is invalid; keeping the running one/);
     expect((await gateway.stop()).code).toBe(0);
   }, 60_000);
+
+  it('a reload that cannot start (its port is taken) leaves the last configuration that started: A -> B -> bad C serves B', async () => {
+    const config = (alias: string) => simulatedConfig('revert.db', [[alias, 'sim-1']]);
+    const gateway = await startGatewayProcess({
+      config: config('alpha'),
+      folder: folder.path,
+      name: 'revert',
+    });
+    const call = (port: number, alias: string) =>
+      fetch(`http://127.0.0.1:${port}/v1/messages`, {
+        method: 'POST',
+        headers: {
+          'x-api-key': gateway.key,
+          'vendora-version': '2023-06-01',
+          'content-type': 'application/json',
+        },
+        body: JSON.stringify({ model: alias, max_tokens: 16, messages: [{ role: 'user', content: 'hi' }] }),
+      }).then(
+        (response) => response.status,
+        () => 0,
+      );
+    const reloadTo = (alias: string, port: number) => {
+      const file = parse(readFileSync(gateway.configFile, 'utf8')) as {
+        models: Array<{ alias: string }>;
+        listen: { port: number };
+      };
+      file.models[0]!.alias = alias;
+      file.listen.port = port;
+      writeFileSync(gateway.configFile, stringify(file));
+      process.kill(gateway.pid, 'SIGHUP');
+    };
+    const until = async (check: () => Promise<boolean>) => {
+      const deadline = Date.now() + 15_000;
+      while (Date.now() < deadline && !(await check()))
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      expect(await check()).toBe(true);
+    };
+    expect(await call(gateway.port, 'alpha')).toBe(200);
+
+    const portB = await freePort();
+    reloadTo('beta', portB);
+    await until(async () => (await call(portB, 'beta')) === 200);
+
+    // C is valid but cannot start: its port is held by another listener.
+    const blocker = createServer();
+    await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', resolve));
+    const portC = (blocker.address() as AddressInfo).port;
+    try {
+      reloadTo('gamma', portC);
+      await until(async () => /did not start; restarting the (running|previous) one/.test(gateway.output()));
+      await until(async () => (await call(portB, 'beta')) === 200);
+      expect(await call(portB, 'gamma')).toBe(404);
+      expect(await call(portB, 'alpha')).toBe(404);
+      expect(await call(gateway.port, 'alpha')).toBe(0);
+      expect(gateway.alive()).toBe(true);
+    } finally {
+      await new Promise((resolve) => blocker.close(resolve));
+    }
+    expect((await gateway.stop()).code).toBe(0);
+  }, 60_000);
+
+  it('a valid reload keeps the listening socket: no connection refused, every in-flight call completes', async () => {
+    const config = (aliases: string[]) =>
+      simulatedConfig('hammer.db', [
+        ['slow', 'sim-slow'],
+        ...aliases.map((alias): [string, string] => [alias, 'sim-1']),
+      ]);
+    const gateway = await startGatewayProcess({
+      config: config(['same']),
+      folder: folder.path,
+      name: 'hammer',
+    });
+    /** One call, on a connection of its own unless `agent` keeps them alive: its status, or the connection error's code. */
+    const call = (alias: string, agent: Agent | false = false) =>
+      new Promise<number | string>((resolve) => {
+        const body = JSON.stringify({
+          model: alias,
+          max_tokens: 16,
+          messages: [{ role: 'user', content: 'hi' }],
+        });
+        const request = httpRequest(
+          `${gateway.url}/v1/messages`,
+          {
+            method: 'POST',
+            agent,
+            headers: {
+              'x-api-key': gateway.key,
+              'vendora-version': '2023-06-01',
+              'content-type': 'application/json',
+              'content-length': Buffer.byteLength(body),
+            },
+          },
+          (response) => {
+            response.resume();
+            response.on('end', () => resolve(response.statusCode ?? 0));
+            response.on('error', (error: NodeJS.ErrnoException) => resolve(error.code ?? 'error'));
+          },
+        );
+        request.on('error', (error: NodeJS.ErrnoException) => resolve(error.code ?? 'error'));
+        request.end(body);
+      });
+    expect(await call('same')).toBe(200);
+
+    simulator.setBehaviour({ latencyMs: 1500 }, { model: 'sim-slow' });
+    const outcomes: Array<number | string> = [];
+    let hammering = true;
+    let slowest = 0;
+    const hammer = async () => {
+      while (hammering) {
+        const startedAt = performance.now();
+        outcomes.push(await call('same'));
+        slowest = Math.max(slowest, performance.now() - startedAt);
+      }
+    };
+    // Measured, not asserted: one client keeping its connections alive across the reload.
+    const keepAlive = new Agent({ keepAlive: true, maxSockets: 1 });
+    const keptAlive: Array<number | string> = [];
+    const keepAliveHammer = async () => {
+      while (hammering) keptAlive.push(await call('same', keepAlive));
+    };
+    const hammers = [...Array.from({ length: 4 }, hammer), keepAliveHammer()];
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const inFlight = Array.from({ length: 5 }, () => call('slow'));
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    writeFileSync(
+      gateway.configFile,
+      stringify({
+        ...parse(readFileSync(gateway.configFile, 'utf8')),
+        models: config(['same', 'after']).models,
+      }),
+    );
+    const reloadedAt = performance.now();
+    process.kill(gateway.pid, 'SIGHUP');
+    let switchedMs = 0;
+    const deadline = Date.now() + 20_000;
+    while (Date.now() < deadline) {
+      if ((await call('after')) === 200) {
+        switchedMs = performance.now() - reloadedAt;
+        break;
+      }
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    hammering = false;
+    await Promise.all(hammers);
+    simulator.reset();
+    const slowCalls = await Promise.all(inFlight);
+    const tally = (list: Array<number | string>) => {
+      const counts: Record<string, number> = {};
+      for (const outcome of list) counts[outcome] = (counts[outcome] ?? 0) + 1;
+      return counts;
+    };
+    const counts = tally(outcomes);
+    console.info(
+      `[reload] ${outcomes.length} calls on fresh connections during a valid reload: ${JSON.stringify(counts)}; ` +
+        `slowest ${Math.round(slowest)} ms; new configuration served ${Math.round(switchedMs)} ms after SIGHUP; ` +
+        `in-flight calls: ${JSON.stringify(slowCalls)}; one keep-alive client: ${JSON.stringify(tally(keptAlive))}`,
+    );
+    keepAlive.destroy();
+    expect(switchedMs).toBeGreaterThan(0);
+    expect(slowCalls).toEqual([200, 200, 200, 200, 200]);
+    expect(counts).toEqual({ 200: outcomes.length });
+    expect(outcomes.length).toBeGreaterThan(20);
+    expect(gateway.alive()).toBe(true);
+    expect((await gateway.stop()).code).toBe(0);
+  }, 90_000);
 
   it('serve --port overrides listen.port', async () => {
     const file = configFile('port.yaml', {

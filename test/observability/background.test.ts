@@ -23,7 +23,7 @@ import {
   startTestGateway,
   type TestGateway,
 } from '../support/gateway.js';
-import { type Sample, strictSamples, total } from './support.js';
+import { type Sample, scrapeListener, total } from './support.js';
 
 const JOBS = {
   concurrency: 1,
@@ -52,10 +52,9 @@ function startGateway(
   });
 }
 
-async function scrape(gateway: TestGateway, key: string): Promise<Sample[]> {
-  const result = await call(gateway.url, 'GET', '/metrics', { key });
-  expect(result.status).toBe(200);
-  return strictSamples(result.body as string);
+/** The whole process's view, on a metrics listener (a key's /metrics shows its Project only). */
+function scrape(observability: Observability): Promise<Sample[]> {
+  return scrapeListener(observability.metrics!);
 }
 
 function line(customId: string, text: string): string {
@@ -119,6 +118,7 @@ function expectEqualToAudit(samples: Sample[], audit: AuditEntry[]): void {
 describe('background attempts in the metrics (SQLite)', () => {
   let sim: Simulator;
   let gateway: TestGateway;
+  const observability = createObservability({ metrics: true, tracing: false });
   let key: string;
   let samples: Sample[];
   let audit: AuditEntry[];
@@ -126,7 +126,7 @@ describe('background attempts in the metrics (SQLite)', () => {
 
   beforeAll(async () => {
     sim = await startSimulator();
-    gateway = await startGateway(sim, createObservability({ metrics: true, tracing: false }));
+    gateway = await startGateway(sim, observability);
     key = await gateway.key('prj_a');
     const client = new OpenAI({
       baseURL: `${gateway.url}/v1`,
@@ -197,7 +197,7 @@ describe('background attempts in the metrics (SQLite)', () => {
     expect(runningCancel.body.status).toBe('cancelled');
 
     audit = await gateway.store.listAudit({ limit: 1000 });
-    samples = await scrape(gateway, key);
+    samples = await scrape(observability);
   }, 60_000);
 
   afterAll(async () => {
@@ -284,7 +284,7 @@ describe('background attempts in the metrics (SQLite)', () => {
       errorType: 'batch_record_expired',
     });
     expect(await gateway.store.listAudit({ limit: 1000 })).toEqual(audit);
-    expectEqualToAudit(await scrape(gateway, key), audit);
+    expectEqualToAudit(await scrape(observability), audit);
   });
 
   it('writes one log line per background settlement, with who spent what', () => {
@@ -337,8 +337,8 @@ describe('background attempts in the metrics (PostgreSQL, two replicas)', () => 
       const [entry] = audit as [AuditEntry];
       expect(entry.outcome).toBe('cancelled_running');
 
-      const a = await scrape(replicaA, key);
-      const b = await scrape(replicaB, key);
+      const a = await scrape(first);
+      const b = await scrape(second);
       const where = { project: 'prj_a', alias: 'resp-slow', connection: 'sim-responses' };
       // Admitted where reserved; settled (cost, outcome, duration) where settled; the sum is the audit trail.
       expect(

@@ -7,28 +7,27 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SKIP_CODES } from '../../src/catalogue/eligibility.js';
 import { ManualClock } from '../../src/lib/clock.js';
 import { METRIC_DEFINITIONS } from '../../src/observability/metric-definitions.js';
-import { createObservability } from '../../src/observability/observability.js';
+import { createObservability, type Observability } from '../../src/observability/observability.js';
 import { RATE_LIMITS } from '../../src/observability/request-scope.js';
 import { Api, expectSvcError, projectsWith } from '../governance/support.js';
 import { messageBody, postMessages, startGateway } from '../messages/support.js';
 import { call, startTestGateway, type TestGateway } from '../support/gateway.js';
 import type { SimulatedGateway } from '../support/simulated-gateway.js';
-import { type Sample, strictSamples, total } from './support.js';
+import { scrapeListener, total } from './support.js';
 
 const COMPAT = 'compat.chat-embeddings.v1';
 
-async function scrape(url: string, key: string): Promise<Sample[]> {
-  const result = await call(url, 'GET', '/metrics', { key });
-  expect(result.status).toBe(200);
-  return strictSamples(result.body as string);
-}
+const observability = () => createObservability({ metrics: true, tracing: false });
+/** The observability of the gateway the current describe block started (scraped on a listener). */
+let metrics: Observability;
 
 describe('routed-away targets', () => {
   let gateway: SimulatedGateway;
   let key: string;
 
   beforeAll(async () => {
-    gateway = await startGateway({ observability: createObservability({ metrics: true, tracing: false }) });
+    metrics = observability();
+    gateway = await startGateway({ observability: metrics });
     key = await gateway.key();
   });
   afterAll(async () => gateway?.close());
@@ -38,7 +37,7 @@ describe('routed-away targets', () => {
     const answer = await postMessages(gateway.url, key, messageBody('fallback', { top_k: 5 }));
     expect(answer.status, JSON.stringify(answer.body)).toBe(200);
     expect(answer.headers.get('svc-route-skipped')).toBe(`${COMPAT}=top_k unsupported`);
-    const samples = await scrape(gateway.url, key);
+    const samples = await scrapeListener(metrics.metrics!);
     expect(
       total(samples, 'svc_routed_away_total', {
         alias: 'fallback',
@@ -65,9 +64,10 @@ describe('rate-limit refusals', () => {
 
   beforeAll(async () => {
     clock = new ManualClock();
+    metrics = observability();
     gateway = await startTestGateway({
       clock,
-      observability: createObservability({ metrics: true, tracing: false }),
+      observability: metrics,
       config: {
         projects: projectsWith((project) => {
           if (project.id === 'prj_a') project.rate_limit = { requests_per_second: 0.25, burst: 2 };
@@ -87,8 +87,7 @@ describe('rate-limit refusals', () => {
       429,
       'governance_rate_limited',
     );
-    // prj_b's key reads the metrics (its bucket is full).
-    const samples = await scrape(gateway.url, await gateway.key('prj_b'));
+    const samples = await scrapeListener(metrics.metrics!);
     expect(
       total(samples, 'svc_rate_limit_refusals_total', {
         project: 'prj_a',
@@ -117,8 +116,9 @@ describe('inference rate-limit refusals', () => {
   let gateway: SimulatedGateway;
 
   beforeAll(async () => {
+    metrics = observability();
     gateway = await startGateway({
-      observability: createObservability({ metrics: true, tracing: false }),
+      observability: metrics,
       config: {
         projects: projectsWith((project) => {
           if (project.id === 'prj_a') project.inference_limits = { requests_per_minute: 2 };
@@ -134,7 +134,7 @@ describe('inference rate-limit refusals', () => {
     for (let index = 0; index < 4; index++)
       statuses.push((await postMessages(gateway.url, key, messageBody('fallback'))).status);
     expect(statuses).toEqual([200, 200, 429, 429]);
-    const samples = await scrape(gateway.url, await gateway.key('prj_b'));
+    const samples = await scrapeListener(metrics.metrics!);
     expect(
       total(samples, 'svc_rate_limit_refusals_total', {
         project: 'prj_a',

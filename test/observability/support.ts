@@ -1,6 +1,8 @@
 /** Helpers for the observability tests: scrape and parse /metrics, and sample lookups. */
 import parsePrometheusTextFormat from 'parse-prometheus-text-format';
 import { expect } from 'vitest';
+import type { GatewayMetrics } from '../../src/observability/metrics.js';
+import { startMetricsListener } from '../../src/observability/metrics-routes.js';
 
 export interface Sample {
   name: string;
@@ -74,4 +76,19 @@ export function total(samples: Sample[], name: string, match: Record<string, str
         sample.name === name && Object.entries(match).every(([key, value]) => sample.labels[key] === value),
     )
     .reduce((sum, sample) => sum + sample.value, 0);
+}
+
+/**
+ * The whole process's view (every Project and the process-wide families), read as Prometheus reads
+ * it: over HTTP from a metrics listener (`metrics.listen`) on a free loopback port.
+ */
+export async function scrapeListener(metrics: GatewayMetrics): Promise<Sample[]> {
+  const listener = await startMetricsListener(metrics, { host: '127.0.0.1', port: 0 });
+  try {
+    const response = await fetch(`${listener.url}/metrics`);
+    expect(response.status).toBe(200);
+    return strictSamples(await response.text());
+  } finally {
+    await listener.close();
+  }
 }

@@ -13,6 +13,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Simulator, startSimulator } from '../../src/simulator/server.js';
 import {
+  freePort,
   type GatewayProcess,
   type GatewayProcessOptions,
   reliabilityProjects,
@@ -92,13 +93,18 @@ describe('reliability: the ledger across process deaths and shutdowns [sqlite]',
   let options: GatewayProcessOptions;
   let gateway: GatewayProcess;
 
+  let metricsPort: number;
+
   beforeAll(async () => {
     simulator = await startSimulator({ port: 0 });
+    metricsPort = await freePort();
     options = {
       name: 'ledger',
       folder: folder.path,
       config: {
         logging: { level: 'warn' },
+        // The whole process's metrics (a key's /metrics shows its own Project only).
+        metrics: { listen: { host: '127.0.0.1', port: metricsPort } },
         store: { kind: 'sqlite', sqlite: { path } },
         data_dir: folder.path,
         projects: reliabilityProjects(),
@@ -187,7 +193,7 @@ describe('reliability: the ledger across process deaths and shutdowns [sqlite]',
     expect(gateway.output()).toMatch(/"reaped":4[,}].*previous process/);
     // The restarted process reports the reaper's commits like any settlement: its cost counter and
     // its lease_expired settlements equal what the audit trail committed.
-    const scraped = (await get(gateway.url, gateway.key, '/metrics')).body.text as string;
+    const scraped = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
     const summed = (name: string, filter: string) =>
       scraped
         .split('\n')

@@ -9,7 +9,7 @@
  * - meanwhile an SSE answer that lasts several times request_ms, with upstream pauses longer than
  *   idle_ms, is delivered whole: the timeouts never cut a response.
  */
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Simulator, startSimulator } from '../../src/simulator/server.js';
@@ -172,6 +172,116 @@ describe.skipIf(process.platform !== 'linux')(
       expect(received).not.toContain('event: message_stop');
       expect(gateway.alive()).toBe(true);
     });
+
+    /**
+     * The gateway's side of the connection from `clientPort` as the kernel has it: its send queue,
+     * and whether the process still holds it. Undefined once the kernel has freed it too (a socket
+     * closed with unsent data would otherwise linger, orphaned, probing the client's zero window).
+     */
+    function serverSide(clientPort: number): { sendQueue: number; held: boolean } | undefined {
+      const hex = (port: number) => port.toString(16).toUpperCase().padStart(4, '0');
+      for (const table of ['/proc/net/tcp', '/proc/net/tcp6']) {
+        for (const line of readFileSync(table, 'utf8').split('\n').slice(1)) {
+          const fields = line.trim().split(/\s+/);
+          if (fields.length < 10) continue;
+          if (!fields[1]!.endsWith(`:${hex(gateway.port)}`) || !fields[2]!.endsWith(`:${hex(clientPort)}`))
+            continue;
+          const inode = fields[9]!;
+          const held =
+            inode !== '0' &&
+            readdirSync(`/proc/${gateway.pid}/fd`).some((fd) => {
+              try {
+                return readlinkSync(`/proc/${gateway.pid}/fd/${fd}`) === `socket:[${inode}]`;
+              } catch {
+                return false;
+              }
+            });
+          return { sendQueue: Number.parseInt(fields[4]!.split(':')[0]!, 16), held };
+        }
+      }
+      return undefined;
+    }
+
+    /** A stream of about 24 MB that its upstream feeds for 12 s (200 KB every 100 ms). */
+    function bigStream(onSocket: (socket: Socket) => void): Promise<string> {
+      simulator.setBehaviour({ text: 'x'.repeat(24_000_000), deltas: 120, eventDelayMs: 100 });
+      const body = JSON.stringify({
+        model: 'sim',
+        max_tokens: 32,
+        stream: true,
+        messages: [{ role: 'user', content: 'Hi' }],
+      });
+      return new Promise((done) => {
+        const chunks: Buffer[] = [];
+        const socket = connect({ host: '127.0.0.1', port: gateway.port }, () => {
+          socket.write(
+            `POST /v1/messages HTTP/1.1\r\nHost: 127.0.0.1\r\nx-api-key: ${gateway.key}\r\n` +
+              `vendora-version: 2023-06-01\r\ncontent-type: application/json\r\n` +
+              `content-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+          );
+          onSocket(socket);
+        });
+        sockets.push(socket);
+        socket.on('data', (chunk: Buffer) => chunks.push(chunk));
+        socket.on('error', () => {});
+        socket.on('close', () => done(Buffer.concat(chunks).toString('utf8')));
+      });
+    }
+
+    it('ends (resets) a connection whose client stopped reading a long stream within idle_ms of its last progress', async () => {
+      let clientPort = 0;
+      const closed = bigStream((socket) => {
+        clientPort = socket.localPort!;
+        socket.once('data', () => socket.pause()); // the first bytes, then never again
+      });
+      // The stall: the gateway's send queue stops growing (the client's window and its own buffer full).
+      let last = -1;
+      let stalledAt = 0;
+      let processLetGoAt = 0;
+      const upstreamStarted = performance.now();
+      const releasedAt = await eventually(
+        async () => {
+          const side = clientPort ? serverSide(clientPort) : undefined;
+          if (!side) {
+            if (!clientPort || last < 0) return undefined;
+            processLetGoAt ||= performance.now();
+            return performance.now();
+          }
+          if (!side.held) processLetGoAt ||= performance.now();
+          if (side.sendQueue > 0 && side.sendQueue === last) stalledAt ||= performance.now();
+          else stalledAt = 0;
+          last = side.sendQueue;
+          return undefined;
+        },
+        15_000,
+        'the gateway and its kernel to let go of the stalled connection',
+      );
+      expect(stalledAt).toBeGreaterThan(0);
+      const afterStall = releasedAt - stalledAt;
+      console.info(
+        `[socket limits] stalled client: the process let go ${Math.round(processLetGoAt - stalledAt)} ms and the ` +
+          `kernel freed the connection ${Math.round(afterStall)} ms after its output stopped moving ` +
+          `(idle_ms ${TIMEOUTS.idle_ms}), ${Math.round(releasedAt - upstreamStarted)} ms after the stream began`,
+      );
+      expect(afterStall).toBeLessThan(TIMEOUTS.idle_ms + 1000);
+      for (const socket of sockets) socket.destroy();
+      expect(await closed).not.toContain('event: message_stop');
+      expect(gateway.alive()).toBe(true);
+    }, 60_000);
+
+    it('never cuts a slow reader that keeps taking bytes', async () => {
+      // Reads for 5 ms, pauses 300 ms (half of idle_ms): slower than the stream, always progressing.
+      const text = await bigStream((socket) => {
+        const timer = setInterval(() => {
+          if (socket.destroyed) return clearInterval(timer);
+          socket.resume();
+          setTimeout(() => socket.pause(), 5);
+        }, 300);
+        socket.on('close', () => clearInterval(timer));
+      });
+      expect(text).toContain('event: message_stop');
+      expect(gateway.alive()).toBe(true);
+    }, 120_000);
 
     it('releases every hostile socket within the timeouts while a long stream is delivered whole', async () => {
       // Warm up (first request paths loaded), then measure the baseline.

@@ -72,6 +72,8 @@ export interface GatewayProcessOptions {
   readyTimeoutMs?: number;
   /** Project of the quick-start key (default prj_a). */
   project?: string;
+  /** A file descriptor the process's standard output goes to (default: a pipe read into output()). */
+  stdout?: number;
 }
 
 const running = new Set<ChildProcess>();
@@ -163,7 +165,7 @@ function spawnOnce(options: GatewayProcessOptions, port: number, attempt: number
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', 'serve', '--config', configFile], {
     cwd: ROOT,
     env: { ...process.env, ...options.environment, NODE_NO_WARNINGS: '1' },
-    stdio: ['ignore', 'pipe', 'pipe'],
+    stdio: ['ignore', options.stdout ?? 'pipe', 'pipe'],
   });
   running.add(child);
   let output = '';
