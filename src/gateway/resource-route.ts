@@ -1,12 +1,12 @@
 /**
- * The one Svc-Route resolver. Which connection serves an experimental request (files, the side
- * endpoints, batches, responses): the one `Svc-Route` names, else the configured default for the
- * endpoint (endpoints.default_connections), else 400 naming the header. An unknown name is 400; a
- * connection whose profile cannot serve the endpoint (catalogue/side-endpoints.ts) is 400 too.
+ * The Svc-Route resolver. Which connection serves a files or batches request: the one `Svc-Route`
+ * names, else the configured default for the endpoint (endpoints.default_connections), else 400
+ * naming the header. An unknown name is 400; a connection whose profile cannot serve the endpoint
+ * (catalogue/resource-profiles.ts) is 400 too.
  * Also: the target of a model alias on that one connection (upstream model id and price), else 400.
  */
 import type { IncomingHttpHeaders } from 'node:http';
-import { type ResourceEndpoint, servesResource } from '../catalogue/side-endpoints.js';
+import { type ResourceEndpoint, servesResource } from '../catalogue/resource-profiles.js';
 import { GatewayError } from '../errors/gateway-error.js';
 import type { Connection, ModelTarget, Upstreams } from './connections.js';
 
