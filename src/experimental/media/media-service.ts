@@ -122,7 +122,7 @@ export class MediaService {
     model: string | undefined,
   ): Prepared<E> {
     const runId = attachedRun(caller, headers);
-    const target = resolveMediaTarget(this.deps.config, endpoint, model, headers['svc-route']);
+    const target = resolveMediaTarget(this.deps.config, endpoint, model, headers);
     return this.prepared(caller, runId, endpoint, target);
   }
 
@@ -185,12 +185,7 @@ export class MediaService {
   async embeddings(call: MediaCall): Promise<MediaAnswer> {
     const request = checkEmbeddings(call.body);
     const runId = attachedRun(call.caller, call.headers);
-    const targets = resolveMediaTargets(
-      this.deps.config,
-      'embeddings',
-      request.model,
-      call.headers['svc-route'],
-    );
+    const targets = resolveMediaTargets(this.deps.config, 'embeddings', request.model, call.headers);
     const bound = embeddingInputBound(request.input);
     const record = call.caller.request;
     const skipped: SkippedTarget[] = [];
