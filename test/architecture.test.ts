@@ -133,7 +133,7 @@ describe('architecture', () => {
   it('builds the use-case services only in startup/compose.ts', () => {
     const builders = sourceFiles(SOURCE)
       .filter((file) =>
-        /new (MessagesService|CountTokensService|FilesService|SideEndpointsService|ResponsesService|ResponseRunner|BatchService|BatchJob|GovernanceService|Authenticator|JobWorker|Ledger)\(/.test(
+        /new (MessagesService|CountTokensService|FilesService|MediaService|ResponsesService|ResponseRunner|BatchService|BatchJob|GovernanceService|Authenticator|JobWorker|Ledger)\(/.test(
           readFileSync(file, 'utf8'),
         ),
       )

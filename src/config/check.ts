@@ -1,6 +1,6 @@
 /** Checks a schema-valid configuration for problems a schema cannot express (references, ranges). */
 import { findProfile } from '../catalogue/profiles.js';
-import { servesResource } from '../catalogue/side-endpoints.js';
+import { servesResource } from '../catalogue/resource-profiles.js';
 import { KEY_SECRET_PATTERN } from '../lib/secrets.js';
 import { legacyResourcePriceProblems, mediaPriceProblems } from './media-prices.js';
 import { type Config, isMessagesModel, MODEL_ENDPOINTS } from './schema.js';

@@ -120,7 +120,7 @@ const AuthSchema = T.Object(
 );
 
 /**
- * LEGACY prices of the side endpoints on a connection (micro-USD). Replaced by media aliases (a
+ * LEGACY prices of the media endpoints on a connection (micro-USD). Replaced by media aliases (a
  * `models` entry with `endpoint:`); check.ts refuses it with the aliases to write instead.
  */
 const ResourcePricesSchema = T.Object(

@@ -1,34 +1,28 @@
 /**
- * The one Svc-Route resolver. Which connection serves an experimental request (files, the side
- * endpoints, batches, responses): the one `Svc-Route` names, else the configured default for the
- * endpoint (endpoints.default_connections), else 400 naming the header. An unknown name is 400; a
- * connection whose profile cannot serve the endpoint (catalogue/side-endpoints.ts) is 400 too.
+ * The one Svc-Route parser, and the resolver of a resource's connection. `svcRoute` reads the header
+ * (400 when sent twice) for every use case that honours it (files, batches, responses, the media
+ * endpoints). Which connection serves a files or batches request: the one `Svc-Route` names, else the configured default for the endpoint (endpoints.default_connections), else 400
+ * naming the header. An unknown name is 400; a connection whose profile cannot serve the endpoint
+ * (catalogue/resource-profiles.ts) is 400 too.
  * Also: the target of a model alias on that one connection (upstream model id and price), else 400.
  */
 import type { IncomingHttpHeaders } from 'node:http';
-import { type ResourceEndpoint, servesResource } from '../catalogue/side-endpoints.js';
+import { type ResourceEndpoint, servesResource } from '../catalogue/resource-profiles.js';
 import { GatewayError } from '../errors/gateway-error.js';
 import type { Connection, ModelTarget, Upstreams } from './connections.js';
 
 export type { ResourceEndpoint };
 
-export function resolveConnection(
-  upstreams: Upstreams,
-  defaults: Readonly<Record<string, string>>,
-  headers: IncomingHttpHeaders,
-  endpoint: ResourceEndpoint,
-): Connection {
+/** The connection name `Svc-Route` pins, or undefined when the header is absent; 400 when sent twice. */
+export function svcRoute(headers: IncomingHttpHeaders): string | undefined {
   const header = headers['svc-route'];
   if (Array.isArray(header))
     throw new GatewayError('invalid_request', 'Svc-Route: send the header once.', { param: 'svc-route' });
-  const name = header ?? defaults[endpoint];
-  if (name === undefined || name === '') {
-    throw new GatewayError(
-      'invalid_request',
-      `Svc-Route: header required (no default connection is configured for ${endpoint}); name a configured connection.`,
-      { param: 'svc-route' },
-    );
-  }
+  return header;
+}
+
+/** The configured connection of that name; 400 naming `Svc-Route` when there is none. */
+export function namedConnection(upstreams: Upstreams, name: string): Connection {
   const connection = upstreams.connections.get(name);
   if (!connection) {
     throw new GatewayError(
@@ -39,6 +33,24 @@ export function resolveConnection(
       },
     );
   }
+  return connection;
+}
+
+export function resolveConnection(
+  upstreams: Upstreams,
+  defaults: Readonly<Record<string, string>>,
+  headers: IncomingHttpHeaders,
+  endpoint: ResourceEndpoint,
+): Connection {
+  const name = svcRoute(headers) ?? defaults[endpoint];
+  if (name === undefined || name === '') {
+    throw new GatewayError(
+      'invalid_request',
+      `Svc-Route: header required (no default connection is configured for ${endpoint}); name a configured connection.`,
+      { param: 'svc-route' },
+    );
+  }
+  const connection = namedConnection(upstreams, name);
   if (!servesResource(connection.row, endpoint)) {
     throw new GatewayError(
       'invalid_request',

@@ -1,5 +1,5 @@
 /**
- * Pure pricing of the experimental side endpoints (integer micro-USD, exact with BigInt):
+ * Pure pricing of the media endpoints (integer micro-USD, exact with BigInt):
  *   speech         ceil(characters x price per million characters / 1e6); known before the call,
  *                  so the reservation is the cost.
  *   transcription  ceil(seconds x price per minute / 60), seconds rounded up to the millisecond.

@@ -10,7 +10,7 @@ import type { Config } from '../config/schema.js';
 import { BatchJob } from '../experimental/batches/job.js';
 import { BatchService } from '../experimental/batches/service.js';
 import { FilesService } from '../experimental/files/files-service.js';
-import { SideEndpointsService } from '../experimental/media/side-endpoints-service.js';
+import { MediaService } from '../experimental/media/media-service.js';
 import { ResponseRunner } from '../experimental/responses/runner.js';
 import { RunningCalls } from '../experimental/responses/running-calls.js';
 import { ResponsesService } from '../experimental/responses/service.js';
@@ -65,7 +65,7 @@ export interface Services {
   chat: ChatCompletionsService;
   countTokens: CountTokensService;
   files: FilesService;
-  side: SideEndpointsService;
+  media: MediaService;
   responses: ResponsesService;
   batches: BatchService;
   models: ModelsCatalogue;
@@ -192,7 +192,7 @@ export function composeServices(appDeps: AppDeps): Services {
     chat: new ChatCompletionsService({ messages, clock }),
     countTokens: new CountTokensService(upstreams, config, runner),
     files: new FilesService({ config, store, objects: deps.objects, upstreams, clock }),
-    side: new SideEndpointsService({ config, upstreams, runner, objects: deps.objects }),
+    media: new MediaService({ config, upstreams, runner, objects: deps.objects }),
     responses,
     batches,
     models: new ModelsCatalogue(config, clock.now()),
@@ -208,5 +208,5 @@ export function objectOwners(deps: {
   upstreams: Upstreams;
   clock: Clock;
 }): ObjectOwner[] {
-  return [new FilesService(deps).sweepOwner(), SideEndpointsService.sweepOwner()];
+  return [new FilesService(deps).sweepOwner(), MediaService.sweepOwner()];
 }

@@ -2,7 +2,7 @@
  * The request's record is handed on explicitly (no AsyncLocalStorage): from the HTTP hooks to the
  * authenticator's Caller, from the Caller to every attempt's plan, and from the plan to the rate
  * limits and the observer. Each /v1 endpoint kind that makes an attempt (messages, count_tokens, a
- * media side endpoint, a synchronous response) must therefore still write its one log line with
+ * media endpoint, a synchronous response) must therefore still write its one log line with
  * who called, the attempt, its outcome and what it committed (equal to the audit entry), and must
  * still carry the rate-limit headers its admission computed; a refusal names the limit.
  */

@@ -1,6 +1,6 @@
 /**
  * A gateway on one store with every endpoint served (governance, messages, files, batches,
- * responses and the side endpoints on the simulator), a Gateway Key with every scope, one open
+ * responses and the media endpoints on the simulator), a Gateway Key with every scope, one open
  * Work Unit and one Run: what the input-guard and fuzz suites send their requests to. `probe`
  * sends one request as raw bytes (JSON or multipart), so malformed input reaches the gateway as is.
  */

@@ -78,7 +78,7 @@ export function carrierOf(connection: Connection): BatchCarrier {
     case 'responses':
     case 'generate-content':
     case 'converse':
-      // resolveConnection refused it already (catalogue/side-endpoints.ts BATCH_PRIMITIVES).
+      // resolveConnection refused it already (catalogue/resource-profiles.ts BATCH_PRIMITIVES).
       throw new Error(`connection ${connection.name} (${connection.row.id}) has no batch API`);
     default: {
       const never: never = connection.row.primitive;

@@ -29,7 +29,11 @@ import { newId } from '../../lib/ids.js';
 import { type ObjectStore, ObjectTooLargeError } from '../../objects/port.js';
 import type { ObjectOwner } from '../../objects/sweep.js';
 import { mapChatError } from '../../primitives/chat-completions/error.js';
-import { filePath, SIDE_PATHS, uploadedFileId } from '../../primitives/chat-completions/side-endpoints.js';
+import {
+  filePath,
+  RESOURCE_PATHS,
+  uploadedFileId,
+} from '../../primitives/chat-completions/resource-paths.js';
 import { multipartBody } from '../../primitives/shared/multipart-body.js';
 import {
   readJsonBody,
@@ -249,7 +253,7 @@ export class FilesService {
     try {
       response = await callUpstreamRaw(connection, {
         method: 'POST',
-        path: SIDE_PATHS.files,
+        path: RESOURCE_PATHS.files,
         headers: { 'content-type': form.contentType, 'content-length': String(form.contentLength) },
         body: form.body,
       });

@@ -30,7 +30,7 @@ import { attachedRun } from '../../gateway/messages/call-headers.js';
 import type { MessagesService } from '../../gateway/messages/messages-service.js';
 import { skippedHeader } from '../../gateway/messages/route-plan.js';
 import { messagesAttemptPlan } from '../../gateway/messages/upstream-attempt.js';
-import { targetOn } from '../../gateway/resource-route.js';
+import { namedConnection, svcRoute, targetOn } from '../../gateway/resource-route.js';
 import type { Caller } from '../../governance/service.js';
 import { type AttemptRunner, heldAttempt } from '../../ledger/attempt-runner.js';
 import type { AttemptPlan, Settlement } from '../../ledger/ledger.js';
@@ -94,20 +94,8 @@ const EXPIRED_RUNNING = settled('unknown', 'expired');
 
 /** The connection Svc-Route names, if any (400 when it names none configured). */
 function pinnedConnection(upstreams: Upstreams, headers: IncomingHttpHeaders): Connection | undefined {
-  const header = headers['svc-route'];
-  if (header === undefined) return undefined;
-  const name = Array.isArray(header) ? undefined : header;
-  const connection = name === undefined ? undefined : upstreams.connections.get(name);
-  if (!connection) {
-    throw new GatewayError(
-      'invalid_request',
-      `Svc-Route: no configured connection is named ${JSON.stringify(header)}.`,
-      {
-        param: 'svc-route',
-      },
-    );
-  }
-  return connection;
+  const name = svcRoute(headers);
+  return name === undefined ? undefined : namedConnection(upstreams, name);
 }
 
 const notFound = (id: string) =>

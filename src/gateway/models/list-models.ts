@@ -12,7 +12,7 @@
  *                   /v1/images/generations, /v1/moderations)
  */
 import { findProfile } from '../../catalogue/profiles.js';
-import { servesResource } from '../../catalogue/side-endpoints.js';
+import { servesResource } from '../../catalogue/resource-profiles.js';
 import {
   type AnyModelConfig,
   type Config,

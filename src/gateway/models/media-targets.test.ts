@@ -18,30 +18,35 @@ const config = {
 
 describe('media targets', () => {
   it('serves the alias with its first target, or its target on the Svc-Route connection', () => {
-    expect(resolveMediaTarget(config, 'audio.speech', 'voice', undefined)).toEqual({
+    expect(resolveMediaTarget(config, 'audio.speech', 'voice', {})).toEqual({
       alias: 'voice',
       connection: 'a',
       upstreamModel: 'tts-std',
       price: { per_million_characters_micros: 15 },
     });
-    expect(resolveMediaTarget(config, 'audio.speech', 'voice', 'b').upstreamModel).toBe('tts-hd');
+    expect(resolveMediaTarget(config, 'audio.speech', 'voice', { 'svc-route': 'b' }).upstreamModel).toBe(
+      'tts-hd',
+    );
   });
 
   it('names what to send instead', () => {
-    expect(() => resolveMediaTarget(config, 'audio.speech', undefined, undefined)).toThrow(
+    expect(() => resolveMediaTarget(config, 'audio.speech', undefined, {})).toThrow(
       'model: a model alias is required (aliases serving audio.speech: voice).',
     );
-    expect(() => resolveMediaTarget(config, 'audio.speech', 'tts-1', undefined)).toThrow(
+    expect(() => resolveMediaTarget(config, 'audio.speech', 'tts-1', {})).toThrow(
       /tts-1 is not a configured model alias \(aliases serving audio\.speech: voice\)/,
     );
-    expect(() => resolveMediaTarget(config, 'audio.speech', 'chat', undefined)).toThrow(
+    expect(() => resolveMediaTarget(config, 'audio.speech', 'chat', {})).toThrow(
       'model: chat serves messages, not audio.speech (aliases serving audio.speech: voice).',
     );
-    expect(() => resolveMediaTarget(config, 'moderations', 'voice', undefined)).toThrow(
+    expect(() => resolveMediaTarget(config, 'moderations', 'voice', {})).toThrow(
       /no alias serves moderations/,
     );
-    expect(() => resolveMediaTarget(config, 'audio.speech', 'voice', 'c')).toThrow(
+    expect(() => resolveMediaTarget(config, 'audio.speech', 'voice', { 'svc-route': 'c' })).toThrow(
       'Svc-Route: alias voice has no target on connection "c" (its connections: a, b).',
+    );
+    expect(() => resolveMediaTarget(config, 'audio.speech', 'voice', { 'svc-route': ['a', 'b'] })).toThrow(
+      'Svc-Route: send the header once.',
     );
   });
 });

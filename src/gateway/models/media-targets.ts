@@ -6,8 +6,10 @@
  * the connection, the model id sent upstream and the prices the ledger reserves and settles at.
  * Pure over the configuration; every refusal names what to send instead.
  */
+import type { IncomingHttpHeaders } from 'node:http';
 import type { Config, MediaEndpoint, MediaModelConfig } from '../../config/schema.js';
 import { GatewayError } from '../../errors/gateway-error.js';
+import { svcRoute } from '../resource-route.js';
 
 export type MediaTarget<E extends MediaEndpoint> = {
   alias: string;
@@ -20,9 +22,9 @@ export function resolveMediaTarget<E extends MediaEndpoint>(
   config: Config,
   endpoint: E,
   model: string | undefined,
-  svcRoute: string | string[] | undefined,
+  headers: IncomingHttpHeaders,
 ): MediaTarget<E> {
-  return resolveMediaTargets(config, endpoint, model, svcRoute)[0]!;
+  return resolveMediaTargets(config, endpoint, model, headers)[0]!;
 }
 
 /** Every target of the alias in order, or only the first one on the Svc-Route connection. */
@@ -30,7 +32,7 @@ export function resolveMediaTargets<E extends MediaEndpoint>(
   config: Config,
   endpoint: E,
   model: string | undefined,
-  svcRoute: string | string[] | undefined,
+  headers: IncomingHttpHeaders,
 ): MediaTarget<E>[] {
   const serving = config.models
     .filter((candidate) => candidate.endpoint === endpoint)
@@ -64,15 +66,14 @@ export function resolveMediaTargets<E extends MediaEndpoint>(
     model: string;
     price: MediaTarget<E>['price'];
   }>;
-  if (Array.isArray(svcRoute)) {
-    throw new GatewayError('invalid_request', 'Svc-Route: send the header once.', { param: 'svc-route' });
-  }
-  const pinned = svcRoute === undefined ? undefined : targets.find((each) => each.connection === svcRoute);
-  if (svcRoute !== undefined && !pinned) {
+  const connection = svcRoute(headers);
+  const pinned =
+    connection === undefined ? undefined : targets.find((each) => each.connection === connection);
+  if (connection !== undefined && !pinned) {
     const names = targets.map((candidate) => candidate.connection).join(', ');
     throw new GatewayError(
       'invalid_request',
-      `Svc-Route: alias ${model} has no target on connection ${JSON.stringify(svcRoute)} (its connections: ${names}).`,
+      `Svc-Route: alias ${model} has no target on connection ${JSON.stringify(connection)} (its connections: ${names}).`,
       { param: 'svc-route' },
     );
   }

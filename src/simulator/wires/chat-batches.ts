@@ -18,7 +18,7 @@ import { randomBytes } from 'node:crypto';
 import { sendJson } from '../http-io.js';
 import type { SimCall, SimWire, SimWireState } from '../types.js';
 import { completionBody, planAnswer } from './chat-completions-answer.js';
-import { chatSideEndpointsWire, type SimFile } from './chat-side-endpoints.js';
+import { chatResourcesWire, type SimFile } from './chat-resources.js';
 
 interface SimBatch {
   id: string;
@@ -178,14 +178,14 @@ function cancelBatch(call: SimCall, state: SimWireState): void {
 }
 
 /**
- * Named like the side-endpoints wire on purpose: file calls are recorded, and matched by
+ * Named like the resources wire (chat-resources.ts) on purpose: file calls are recorded, and matched by
  * behaviours, as 'chat-side' whichever of the two serves them; batch calls are 'chat-side' too.
  */
 export const chatBatchesWire: SimWire = {
   name: 'chat-side',
   routes: [
-    // The file routes of chat-side-endpoints.ts, bound to this wire's state so batches see the files.
-    ...chatSideEndpointsWire.routes.filter((route) => route.pattern.source.includes('files')),
+    // The file routes of chat-resources.ts, bound to this wire's state so batches see the files.
+    ...chatResourcesWire.routes.filter((route) => route.pattern.source.includes('files')),
     { method: 'POST', pattern: /^(?<prefix>.*)\/batches$/, handle: createBatch },
     { method: 'GET', pattern: /^(?<prefix>.*)\/batches\/(?<id>[^/]+)$/, handle: retrieveBatch },
     { method: 'POST', pattern: /^(?<prefix>.*)\/batches\/(?<id>[^/]+)\/cancel$/, handle: cancelBatch },

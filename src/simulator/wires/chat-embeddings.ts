@@ -12,7 +12,7 @@
 import { createHash } from 'node:crypto';
 import { sendJson } from '../http-io.js';
 import type { SimCall, SimWire } from '../types.js';
-import { behaviourError, sendError } from './chat-side-endpoints.js';
+import { behaviourError, sendError } from './chat-resources.js';
 
 export const chatEmbeddingsWire: SimWire = {
   name: 'chat-embeddings',

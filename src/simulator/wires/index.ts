@@ -3,7 +3,7 @@ import type { SimWire } from '../types.js';
 import { chatBatchesWire } from './chat-batches.js';
 import { chatCompletionsWire } from './chat-completions.js';
 import { chatEmbeddingsWire } from './chat-embeddings.js';
-import { chatSideEndpointsWire } from './chat-side-endpoints.js';
+import { chatResourcesWire } from './chat-resources.js';
 import { generateContentWire } from './generate-content.js';
 import { messageBatchesWire } from './message-batches.js';
 import { messagesWire } from './messages.js';
@@ -15,7 +15,7 @@ export const defaultWires: SimWire[] = [
   chatCompletionsWire,
   // Before chat-side: it serves the files routes too, so batches read the uploaded files.
   chatBatchesWire,
-  chatSideEndpointsWire,
+  chatResourcesWire,
   chatEmbeddingsWire,
   responsesWire,
   generateContentWire,

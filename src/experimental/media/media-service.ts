@@ -52,9 +52,9 @@ import { mapChatError } from '../../primitives/chat-completions/error.js';
 import {
   embeddingsInputTokens,
   imageCount,
-  SIDE_PATHS,
+  RESOURCE_PATHS,
   transcriptionSeconds,
-} from '../../primitives/chat-completions/side-endpoints.js';
+} from '../../primitives/chat-completions/resource-paths.js';
 import { multipartBody } from '../../primitives/shared/multipart-body.js';
 import { callUpstream, readJsonBody, type UpstreamResponse } from '../../primitives/shared/upstream-call.js';
 import { callUpstreamRaw } from '../../primitives/shared/upstream-raw.js';
@@ -66,14 +66,14 @@ import {
   checkTranscription,
   isTranscriptionField,
   type TranscriptionField,
-} from './side-requests.js';
+} from './media-requests.js';
 
-export type SideAnswer =
+export type MediaAnswer =
   | { kind: 'json'; headers: Record<string, string>; body: unknown }
   | { kind: 'stream'; headers: Record<string, string>; stream: Readable }
   | { kind: 'text'; headers: Record<string, string>; text: string };
 
-export interface SideCall {
+export interface MediaCall {
   caller: Caller;
   headers: IncomingHttpHeaders;
   body: unknown;
@@ -85,7 +85,7 @@ export interface TranscriptionCall {
   parts: AsyncIterable<FormPart>;
 }
 
-export interface SideDeps {
+export interface MediaDeps {
   config: Config;
   upstreams: Upstreams;
   runner: AttemptRunner;
@@ -112,8 +112,8 @@ function isJson(contentType: string): boolean {
   return essence === 'application/json' || essence.endsWith('+json');
 }
 
-export class SideEndpointsService {
-  constructor(private readonly deps: SideDeps) {}
+export class MediaService {
+  constructor(private readonly deps: MediaDeps) {}
 
   private prepare<E extends MediaEndpoint>(
     caller: Caller,
@@ -122,7 +122,7 @@ export class SideEndpointsService {
     model: string | undefined,
   ): Prepared<E> {
     const runId = attachedRun(caller, headers);
-    const target = resolveMediaTarget(this.deps.config, endpoint, model, headers['svc-route']);
+    const target = resolveMediaTarget(this.deps.config, endpoint, model, headers);
     return this.prepared(caller, runId, endpoint, target);
   }
 
@@ -182,15 +182,10 @@ export class SideEndpointsService {
    * The alias's targets are tried in order (one attempt each, as on /v1/messages): a retryable
    * failure moves on to the next target and is named in `svc-route-skipped`; Svc-Route pins one.
    */
-  async embeddings(call: SideCall): Promise<SideAnswer> {
+  async embeddings(call: MediaCall): Promise<MediaAnswer> {
     const request = checkEmbeddings(call.body);
     const runId = attachedRun(call.caller, call.headers);
-    const targets = resolveMediaTargets(
-      this.deps.config,
-      'embeddings',
-      request.model,
-      call.headers['svc-route'],
-    );
+    const targets = resolveMediaTargets(this.deps.config, 'embeddings', request.model, call.headers);
     const bound = embeddingInputBound(request.input);
     const record = call.caller.request;
     const skipped: SkippedTarget[] = [];
@@ -207,9 +202,9 @@ export class SideEndpointsService {
         );
       const result = await this.deps.runner.call(
         this.plan(prepared, embeddingsCostOf(target.price, bound), bound),
-        new SideExchange(
+        new MediaExchange(
           prepared.connection,
-          SIDE_PATHS.embeddings,
+          RESOURCE_PATHS.embeddings,
           upstream(request, prepared),
           (response) => readEmbeddings(response, prepared),
         ),
@@ -229,7 +224,7 @@ export class SideEndpointsService {
     throw failed?.error ?? new GatewayError('upstream_unavailable', 'No upstream answered.');
   }
 
-  async speech(call: SideCall): Promise<SideAnswer> {
+  async speech(call: MediaCall): Promise<MediaAnswer> {
     const request = checkSpeech(call.body);
     const prepared = this.prepare(call.caller, call.headers, 'audio.speech', request.model);
     const cost = speechCostOf(prepared.target.price, request.input);
@@ -237,9 +232,9 @@ export class SideEndpointsService {
     const { answer, headers } = await this.run(
       prepared,
       this.plan(prepared, cost),
-      new SideExchange(
+      new MediaExchange(
         prepared.connection,
-        SIDE_PATHS.speech,
+        RESOURCE_PATHS.speech,
         upstream(request, prepared),
         async (response) => ({
           answer: response,
@@ -257,7 +252,7 @@ export class SideEndpointsService {
     };
   }
 
-  async images(call: SideCall): Promise<SideAnswer> {
+  async images(call: MediaCall): Promise<MediaAnswer> {
     const request = checkImages(call.body);
     const prepared = this.prepare(call.caller, call.headers, 'images.generations', request.model);
     const price = prepared.target.price;
@@ -276,9 +271,9 @@ export class SideEndpointsService {
     const { answer, headers } = await this.run(
       prepared,
       this.plan(prepared, perImage * (request.n ?? 1)),
-      new SideExchange(
+      new MediaExchange(
         prepared.connection,
-        SIDE_PATHS.images,
+        RESOURCE_PATHS.images,
         upstream(request, prepared),
         async (response) => {
           const body = await jsonAnswer(response, prepared.connection);
@@ -295,16 +290,16 @@ export class SideEndpointsService {
     return { kind: 'json', headers, body: answer };
   }
 
-  async moderation(call: SideCall): Promise<SideAnswer> {
+  async moderation(call: MediaCall): Promise<MediaAnswer> {
     const request = checkModeration(call.body);
     const prepared = this.prepare(call.caller, call.headers, 'moderations', request.model);
     const fee = moderationCostOf(prepared.target.price);
     const { answer, headers } = await this.run(
       prepared,
       this.plan(prepared, fee),
-      new SideExchange(
+      new MediaExchange(
         prepared.connection,
-        SIDE_PATHS.moderations,
+        RESOURCE_PATHS.moderations,
         upstream(request, prepared),
         async (response) => ({
           answer: await jsonAnswer(response, prepared.connection),
@@ -316,7 +311,7 @@ export class SideEndpointsService {
     return { kind: 'json', headers, body: answer };
   }
 
-  async transcription(call: TranscriptionCall): Promise<SideAnswer> {
+  async transcription(call: TranscriptionCall): Promise<MediaAnswer> {
     attachedRun(call.caller, call.headers); // scope and Run refused before the upload is read
     const projectId = call.caller.projectId;
     const spoolKey = `${SPOOL_PREFIX}${randomBase32(26)}`;
@@ -360,11 +355,11 @@ export class SideEndpointsService {
       const { answer, headers } = await this.run(
         prepared,
         this.plan(prepared, transcriptionReservationOf(price)),
-        new SideExchange(
+        new MediaExchange(
           prepared.connection,
-          SIDE_PATHS.transcriptions,
+          RESOURCE_PATHS.transcriptions,
           undefined,
-          async (response): Promise<ReadAnswer<SideAnswer>> => {
+          async (response): Promise<ReadAnswer<MediaAnswer>> => {
             const contentType = contentTypeOf(response, 'text/plain; charset=utf-8');
             const answerHeaders = { 'content-type': contentType };
             if (!isJson(contentType)) {
@@ -387,7 +382,7 @@ export class SideEndpointsService {
           (signal) =>
             callUpstreamRaw(prepared.connection, {
               method: 'POST',
-              path: SIDE_PATHS.transcriptions,
+              path: RESOURCE_PATHS.transcriptions,
               headers: { 'content-type': form.contentType, 'content-length': String(form.contentLength) },
               body: form.body,
               ...(signal ? { signal } : {}),
@@ -438,8 +433,8 @@ async function jsonAnswer(response: UpstreamResponse, connection: Connection): P
   return body;
 }
 
-/** A side endpoint's exchange: a JSON POST (or the given raw send) on the chat wire, and how to read its answer. */
-class SideExchange<Answer> implements UpstreamExchange<Answer> {
+/** A media endpoint's exchange: a JSON POST (or the given raw send) on the chat wire, and how to read its answer. */
+class MediaExchange<Answer> implements UpstreamExchange<Answer> {
   constructor(
     private readonly connection: Connection,
     private readonly path: string,

@@ -1,6 +1,6 @@
 /**
- * The chat-completions wire's side endpoints, simulated (any path prefix, so /v1 or /openai/v1
- * base URLs work):
+ * The chat-completions wire's resources (files and the media endpoints), simulated (any path
+ * prefix, so /v1 or /openai/v1 base URLs work):
  *   POST {prefix}/files (multipart: file, purpose)      -> FileObject (`file-` id, unix created_at)
  *   GET {prefix}/files/{id}, GET .../content, DELETE    -> FileObject, raw bytes, {id, object, deleted}
  *   POST {prefix}/audio/speech (JSON)                   -> binary audio, content type per format
@@ -59,7 +59,7 @@ const CATEGORIES = [
   'violence/graphic',
 ] as const;
 
-export const chatSideEndpointsWire: SimWire = {
+export const chatResourcesWire: SimWire = {
   name: 'chat-side',
   routes: [
     { method: 'POST', pattern: /^(?<prefix>.*)\/files$/, handle: uploadFile },

@@ -1,5 +1,5 @@
 /**
- * The simulated chat-completions side endpoints, driven by the official vendorb SDK pointed
+ * The simulated chat-completions resources (files and the media endpoints), driven by the official vendorb SDK pointed
  * straight at the simulator: proof the simulated wire is faithful enough for a real client.
  */
 import OpenAI, { toFile } from 'openai';
@@ -14,7 +14,7 @@ beforeAll(() => {
   client = new OpenAI({ baseURL: `${sim.url}/v1`, apiKey: 'sk-test', maxRetries: 0 });
 });
 
-describe('simulated chat-completions side endpoints', () => {
+describe('simulated chat-completions resources', () => {
   it('keeps uploaded files: create, retrieve, content, delete', async () => {
     const created = await client.files.create({
       file: await toFile(Buffer.from('line\n'), 'in.jsonl'),

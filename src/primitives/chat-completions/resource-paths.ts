@@ -1,11 +1,11 @@
 /**
- * The chat-completions wire's side endpoints (files, embeddings, speech, transcriptions, images,
- * moderations):
- * paths below the connection's base URL and the few facts the gateway reads from their answers.
+ * The chat-completions wire's resources (files, and the media endpoints: embeddings, speech,
+ * transcriptions, images, moderations): paths below the connection's base URL and the few facts
+ * the gateway reads from their answers.
  * Pure: no I/O. Answers are read leniently (strict on what clients send, lenient on upstreams).
  */
 
-export const SIDE_PATHS = {
+export const RESOURCE_PATHS = {
   files: '/files',
   embeddings: '/embeddings',
   speech: '/audio/speech',
@@ -15,7 +15,7 @@ export const SIDE_PATHS = {
 } as const;
 
 export function filePath(upstreamFileId: string): string {
-  return `${SIDE_PATHS.files}/${encodeURIComponent(upstreamFileId)}`;
+  return `${RESOURCE_PATHS.files}/${encodeURIComponent(upstreamFileId)}`;
 }
 
 function record(value: unknown): Record<string, unknown> | undefined {

@@ -5,23 +5,19 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { GatewayError } from '../errors/gateway-error.js';
-import type {
-  SideAnswer,
-  SideCall,
-  SideEndpointsService,
-} from '../experimental/media/side-endpoints-service.js';
+import type { MediaAnswer, MediaCall, MediaService } from '../experimental/media/media-service.js';
 import { requestRecordOf } from '../observability/http-hooks.js';
 import { type Authenticator, requireModel } from './auth.js';
 import { isJsonContentType } from './body.js';
 import { abandonBody, checkMultipart, formParts, registerMultipart } from './multipart-form.js';
 
-export interface SideRouteDeps {
+export interface MediaRouteDeps {
   authenticator: Authenticator;
-  side: SideEndpointsService;
+  media: MediaService;
   maxUploadBytes: number;
 }
 
-function send(reply: FastifyReply, answer: SideAnswer): FastifyReply {
+function send(reply: FastifyReply, answer: MediaAnswer): FastifyReply {
   reply.headers(answer.headers);
   switch (answer.kind) {
     case 'json':
@@ -37,8 +33,8 @@ function send(reply: FastifyReply, answer: SideAnswer): FastifyReply {
   }
 }
 
-export function registerSideEndpointRoutes(app: FastifyInstance, deps: SideRouteDeps): void {
-  async function jsonCall(request: FastifyRequest): Promise<SideCall> {
+export function registerMediaRoutes(app: FastifyInstance, deps: MediaRouteDeps): void {
+  async function jsonCall(request: FastifyRequest): Promise<MediaCall> {
     const caller = await deps.authenticator.authenticate(request.headers, requestRecordOf(request));
     if (
       !isJsonContentType(request.headers['content-type']) ||
@@ -55,16 +51,16 @@ export function registerSideEndpointRoutes(app: FastifyInstance, deps: SideRoute
   }
 
   app.post('/v1/embeddings', async (request, reply) =>
-    send(reply, await deps.side.embeddings(await jsonCall(request))),
+    send(reply, await deps.media.embeddings(await jsonCall(request))),
   );
   app.post('/v1/audio/speech', async (request, reply) =>
-    send(reply, await deps.side.speech(await jsonCall(request))),
+    send(reply, await deps.media.speech(await jsonCall(request))),
   );
   app.post('/v1/images/generations', async (request, reply) =>
-    send(reply, await deps.side.images(await jsonCall(request))),
+    send(reply, await deps.media.images(await jsonCall(request))),
   );
   app.post('/v1/moderations', async (request, reply) =>
-    send(reply, await deps.side.moderation(await jsonCall(request))),
+    send(reply, await deps.media.moderation(await jsonCall(request))),
   );
 
   app.register(async (scope) => {
@@ -75,7 +71,7 @@ export function registerSideEndpointRoutes(app: FastifyInstance, deps: SideRoute
       try {
         return send(
           reply,
-          await deps.side.transcription({ caller, headers: request.headers, parts: formParts(request) }),
+          await deps.media.transcription({ caller, headers: request.headers, parts: formParts(request) }),
         );
       } catch (error) {
         abandonBody(request);

@@ -2,7 +2,8 @@
  * Speech, transcriptions, images and moderations end to end with the official vendorb SDK,
  * against a chat-embeddings connection on the simulator: answers pass through, every call is a
  * ledger attempt at its configured price, unknown fields and images' `user` are refused before
- * any upstream call, and async invocations and rerank answer 501.
+ * any upstream call, and async invocations and rerank answer 501. Svc-Route is read by one parser:
+ * a name that is not configured gets the same 400 on files, responses and the media endpoints.
  */
 import type OpenAI from 'openai';
 import { toFile } from 'openai';
@@ -258,6 +259,36 @@ describe('routing, budgets and not-served endpoints', () => {
       });
       expect(answer.body.error.message).toMatch(message);
     }
+    expect(world.sim.requests()).toEqual([]);
+  });
+});
+
+describe('Svc-Route on every resource', () => {
+  it('refuses a connection name that is not configured with the same 400, before any upstream call', async () => {
+    const nowhere = world.client(key, { 'Svc-Route': 'nowhere' });
+    const unknown = {
+      status: 400,
+      error: {
+        type: 'invalid_request_error',
+        param: 'svc-route',
+        message: 'Svc-Route: no configured connection is named "nowhere".',
+      },
+    };
+    const file = await toFile(Buffer.from('{}\n'), 'input.jsonl');
+    expect(await failure(nowhere.files.create({ file, purpose: 'batch' }))).toMatchObject(unknown);
+    expect(
+      await failure(nowhere.responses.create({ model: 'any', input: 'x', max_output_tokens: 5 })),
+    ).toMatchObject(unknown);
+    expect(
+      await failure(nowhere.moderations.create({ model: 'omni-moderation-latest', input: 'x' })),
+    ).toMatchObject({
+      status: 400,
+      error: {
+        param: 'svc-route',
+        message:
+          'Svc-Route: alias omni-moderation-latest has no target on connection "nowhere" (its connections: sim-chat).',
+      },
+    });
     expect(world.sim.requests()).toEqual([]);
   });
 });

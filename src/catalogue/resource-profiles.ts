@@ -1,6 +1,6 @@
 /**
  * Which profiles serve the experimental endpoints. Batches: the wires with an upstream batch API;
- * responses: the responses wire. The side endpoints (embeddings, speech, transcriptions, images,
+ * responses: the responses wire. The media endpoints (embeddings, speech, transcriptions, images,
  * moderations): the chat-embeddings family, whose upstreams expose them on the chat-completions
  * wire. Files are served by every chat-completions profile (uploaded upstream) and every
  * vendora-wire profile (stored only).
@@ -8,7 +8,7 @@
 import type { PrimitiveName } from '../primitives/shared/types.js';
 import type { ProfileId, ProfileRow } from './profiles.js';
 
-export const SIDE_ENDPOINT_PROFILES: readonly ProfileId[] = [
+export const MEDIA_PROFILES: readonly ProfileId[] = [
   'vendorb.chat-embeddings.v1',
   'vendorc.chat-embeddings.v1',
   'compat.chat-embeddings.v1',
@@ -42,7 +42,7 @@ export function servesResource(row: ProfileRow, endpoint: ResourceEndpoint): boo
     case 'images.generations':
     case 'moderations':
     case 'embeddings':
-      return (SIDE_ENDPOINT_PROFILES as readonly string[]).includes(row.id);
+      return (MEDIA_PROFILES as readonly string[]).includes(row.id);
     default: {
       const never: never = endpoint;
       throw new Error(`unknown endpoint ${String(never)}`);

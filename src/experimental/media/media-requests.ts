@@ -1,5 +1,5 @@
 /**
- * Inbound request shapes of the side endpoints (SPEC.md 4.4 field lists), strict: unknown fields
+ * Inbound request shapes of the media endpoints (SPEC.md 4.4 field lists), strict: unknown fields
  * are refused by name before any upstream call, and images refuse `user` (end-user identifiers are
  * not forwarded). Transcription fields arrive as multipart text and are checked here too.
  */
