@@ -4,6 +4,7 @@
  * its endpoint and the `chat` operation, a fallback counted, and the vendorb rate-limit headers.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startMetricsListener } from '../../src/observability/metrics-routes.js';
 import { createObservability } from '../../src/observability/observability.js';
 import { type Simulator, startSimulator } from '../../src/simulator/server.js';
 import { rateLimitedConfig } from '../governance/rate-limit-support.js';
@@ -12,12 +13,13 @@ import { type CallResult, call, startTestGateway, type TestGateway } from '../su
 let sim: Simulator;
 let gateway: TestGateway;
 let key: string;
+const observability = createObservability({ metrics: true, tracing: false });
 let answer: CallResult;
 
 beforeAll(async () => {
   sim = await startSimulator();
   gateway = await startTestGateway({
-    observability: createObservability({ metrics: true, tracing: false }),
+    observability,
     environment: { SIM_UPSTREAM_KEY: 'sk-simulated-upstream' },
     config: rateLimitedConfig(sim.url, { requests_per_minute: 50 }),
   });
@@ -61,10 +63,14 @@ describe('observability of /v1/chat/completions', () => {
   });
 
   it('labels the metric series with the endpoint and the chat operation, and counts the fallback', async () => {
+    // The key's view holds its Project's series; the listener holds the whole process's.
     const metrics = await call(gateway.url, 'GET', '/metrics', { key });
-    const text = String(metrics.body);
+    const projectText = String(metrics.body);
+    const listener = await startMetricsListener(observability.metrics!, { host: '127.0.0.1', port: 0 });
+    const text = await fetch(`${listener.url}/metrics`).then((response) => response.text());
+    await listener.close();
     for (const connection of ['sim-vendora', 'sim-chat']) {
-      expect(text).toContain(
+      expect(projectText).toContain(
         `svc_reservations_admitted_total{project="prj_b",alias="fallback",connection="${connection}",endpoint="/v1/chat/completions"} 1`,
       );
     }

@@ -28,7 +28,7 @@ import {
 } from '../messages/support.js';
 import { call } from '../support/gateway.js';
 import type { SimulatedGateway } from '../support/simulated-gateway.js';
-import { type Sample, strictSamples, total } from './support.js';
+import { type Sample, scrapeListener, strictSamples, total } from './support.js';
 
 const WIRES = {
   messages: 'vendora.messages.2023-06-01',
@@ -43,12 +43,13 @@ let gateway: SimulatedGateway;
 let key: string;
 let deadPort: number;
 let traceCount = 0;
+const observability = createObservability({ metrics: true, tracing: true });
 
 beforeAll(async () => {
   tracing = await startTracing({ serviceName: 'svc-test', sampleRatio: 1, exporter });
   deadPort = await unusedPort();
   gateway = await startGateway({
-    observability: createObservability({ metrics: true, tracing: true }),
+    observability,
     connections: (simulatorUrl) => [
       {
         name: 'slow',
@@ -81,10 +82,9 @@ beforeEach(() => {
   gateway.simulator.reset();
 });
 
+/** The whole process's view (the metrics listener): the GenAI families carry no Project label. */
 async function scrape(): Promise<Sample[]> {
-  const result = await call(gateway.url, 'GET', '/metrics', { key });
-  expect(result.status).toBe(200);
-  return strictSamples(result.body as string);
+  return scrapeListener(observability.metrics!);
 }
 
 /** A model call in a trace of its own; its attempt spans once they ended. */
