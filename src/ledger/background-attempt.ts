@@ -13,37 +13,40 @@
  * What each background case is charged (one settlement per attempt; the first to apply wins, so a
  * verb that finds the attempt settled already writes and reports nothing):
  *
- *   what happened                                   verb (reason)                      outcome            charged
- *   a deferred response's call ended                finish(sent)                       as the call was classified (attempt-runner.ts):
- *                                                                                      completed: its cost; refused_upstream or
- *                                                                                      not_sent: 0; unknown: the whole reservation
- *   a running response answered, but the object     answerLost(sent)                   as finish(sent), its actual usage;
- *     store could not keep the answer                                                  the answer's model is not reported
- *   a batch ended upstream (completed, expired, or  finish({ costMicrosUsd, usage })   completed (200)    the results' cost
- *     cancelled while running: partial results)                                        (partial usage: what ran)
- *   the upstream rejected or failed the batch       refused(code)                      refused_upstream   0
- *   never sent (withdraw):                          withdraw(reason)                   not_sent           0
- *     the response's request or record not stored    'request_not_stored'
- *     a queued response cancelled / expired          'queued_response_cancelled' / 'queued_response_expired'
- *     the stored request, its connection or every    'target_gone'
+ *   what happened                                 verb (reason)                outcome: charged
+ *   a deferred response's call ended              finish(sent)                 as the runner classified it
+ *                                                                              (attempt-runner.ts):
+ *                                                                              completed: its cost;
+ *                                                                              refused_upstream, not_sent: 0;
+ *                                                                              unknown: the reservation
+ *   a running response answered, but the object   answerLost(sent)             as finish(sent): its usage
+ *     store could not keep the answer                                          (its model not reported)
+ *   a batch ended upstream: completed, expired,   finish({ cost, usage })      completed (HTTP 200):
+ *     or cancelled while running (partial usage)                               the results' cost
+ *   the upstream rejected or failed the batch     refused(code)                refused_upstream: 0
+ *   never sent:                                   withdraw(reason)             not_sent: 0
+ *     a response's request or record not stored   'request_not_stored'
+ *     a queued response cancelled                 'queued_response_cancelled'
+ *     a queued response expired                   'queued_response_expired'
+ *     the stored request, its connection or all   'target_gone'
  *       eligible target gone when the job runs
- *     a cancel won before a fallback's attempt was   'cancelled_before_fallback'
- *       recorded (the new attempt)
- *     the batch's payload or record not stored       'batch_not_created'
- *     an idempotent replay of a batch creation       'idempotent_replay'
- *     a validating (unsubmitted) batch cancelled     'batch_cancelled_before_submission'
- *     the batch's payload gone at submission         'payload_missing'
- *   sent, its cost unknowable (abandon):            abandon(reason)                    as below           the whole reservation
- *     a running response cancelled                   'response_cancelled_running'      cancelled_running
- *     a running response expired (24 h lifetime)     'response_expired_running'        unknown
- *     a response found running when its job is       'response_interrupted'            unknown
+ *     a cancel won before a fallback's attempt    'cancelled_before_fallback'
+ *       was recorded (the new attempt)
+ *     the batch's payload or record not stored    'batch_not_created'
+ *     an idempotent replay of a batch creation    'idempotent_replay'
+ *     a validating (unsubmitted) batch cancelled  'batch_cancelled_before_submission'
+ *     the batch's payload gone at submission      'payload_missing'
+ *   sent (or maybe), its cost unknowable:         abandon(reason)              the whole reservation:
+ *     a running response cancelled                'response_cancelled_running' cancelled_running
+ *     a running response expired (24 h lifetime)  'response_expired_running'   unknown
+ *     a response found running when its job is    'response_interrupted'       unknown
  *       claimed again (the process died mid-call)
- *     a batch found with its submission started      'submission_interrupted'          unknown
+ *     a batch found with its submission started   'submission_interrupted'     unknown
  *       and no upstream id (died mid-submission)
- *     the submission failed after sending            'submission_failed'               unknown
- *     the results exceed the response ceiling        'results_undeliverable'           unknown
- *     the sweep removes a batch past its 7-day TTL   'batch_record_expired'            unknown (a no-op for
- *                                                                                      a batch that settled)
+ *     the submission failed after sending         'submission_failed'          unknown
+ *     the results exceed the response ceiling     'results_undeliverable'      unknown
+ *     the sweep removing a batch past 7 days      'batch_record_expired'       unknown (a no-op once
+ *                                                                              the batch settled)
  *
  * No verb, nothing charged now:
  *   - the object store failing before the send: the job reads the sealed request (payload) before
@@ -81,7 +84,7 @@ const WITHDRAWN = {
   payload_missing: 'payload_missing',
 } as const;
 
-/** Sent (or maybe sent) and its cost unknowable: the whole reservation; each reason's outcome and error type. */
+/** Sent (or maybe sent), its cost unknowable: the whole reservation; each reason's outcome and error type. */
 const ABANDONED = {
   response_cancelled_running: { outcome: 'cancelled_running', errorType: 'cancelled' },
   response_expired_running: { outcome: 'unknown', errorType: 'expired' },

@@ -9,8 +9,9 @@
  * A cancel that lands while the call runs aborts it (this process) or makes the finish a no-op
  * (another replica); the cancel settles the attempt, so it is settled exactly once either way.
  * The call is sent and classified through the response's background attempt and settled by one of
- * its verbs once the record is finished (ledger/background-attempt.ts holds what each is charged). A responses-wire request is
- * replayed as it is; an envelope (a target of another wire) goes through the canonical model, with
+ * its verbs once the record is finished (ledger/background-attempt.ts holds what each is charged).
+ * A responses-wire request is replayed as it is; an envelope (a target of another wire) goes
+ * through the canonical model, with
  * /v1/messages' fallback, in deferred-any-wire.ts. Either way the result is stored responses-wire.
  */
 
