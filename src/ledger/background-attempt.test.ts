@@ -4,6 +4,8 @@
  * the response model reported. The end-to-end cases (cancels, expiries, outages) are in
  * test/resources and test/reliability.
  */
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { openSqliteLedger, type SqliteLedger } from '../../test/support/sqlite-ledger.js';
@@ -203,5 +205,21 @@ describe('the background charge table', () => {
       (entry) => entry.attemptId === held.attemptId,
     );
     expect(audit).toEqual([expect.objectContaining({ outcome: 'not_sent', costMicrosUsd: 0 })]);
+  });
+});
+
+describe('the experimental wing', () => {
+  it('names no settlement and picks no outcome: it ends background attempts with the verbs', () => {
+    const root = join(import.meta.dirname, '..', 'experimental');
+    const files = readdirSync(root, { recursive: true, encoding: 'utf8' }).filter((file) =>
+      file.endsWith('.ts'),
+    );
+    expect(files.length).toBeGreaterThan(10);
+    const offending = files.filter((file) =>
+      /\bSettlement\b|'(not_sent|refused_upstream|cancelled_running|lease_expired)'|outcome: '(completed|unknown)'|settleHeld|reserveHeld|exchangeHeld/.test(
+        readFileSync(join(root, file), 'utf8'),
+      ),
+    );
+    expect(offending).toEqual([]);
   });
 });
