@@ -103,17 +103,24 @@ function uncosted(outcome: SettlementOutcome, errorType: string): Settlement {
   return { outcome, costMicrosUsd: 0, usage: null, httpStatus: null, errorType };
 }
 
-/** A background call sent and classified, settled later with finish (or answerLost). */
+/** A background call sent and classified, settled later with finish (or answerLost); opaque to the job. */
 export class SentCall {
-  constructor(
-    private readonly settlement: Settlement,
-    private readonly responseModel: string | null,
-  ) {}
+  readonly kind = 'sent';
+}
 
-  /** The settlement the call's classification implies, and the model its answer named. */
-  static ending(sent: SentCall): { settlement: Settlement; responseModel: string | null } {
-    return { settlement: sent.settlement, responseModel: sent.responseModel };
-  }
+/** What each sent call's classification implies: its settlement and the model its answer named. */
+const endings = new WeakMap<SentCall, { settlement: Settlement; responseModel: string | null }>();
+
+function sentCall(settlement: Settlement, responseModel: string | null): SentCall {
+  const sent = new SentCall();
+  endings.set(sent, { settlement, responseModel });
+  return sent;
+}
+
+function endingOf(sent: SentCall): { settlement: Settlement; responseModel: string | null } {
+  const ending = endings.get(sent);
+  if (!ending) throw new Error('not a call sent through BackgroundAttempt.send');
+  return ending;
 }
 
 /** A background call's result: settle it with the attempt's verbs once the job's record says so. */
@@ -168,7 +175,7 @@ export class BackgroundAttempt {
         return {
           kind: 'answered',
           answer: result.answer,
-          sent: new SentCall(result.settlement, result.responseModel),
+          sent: sentCall(result.settlement, result.responseModel),
         };
       case 'failed':
         return {
@@ -176,7 +183,7 @@ export class BackgroundAttempt {
           error: result.error,
           retryable: result.retryable,
           errorType: result.settlement.errorType,
-          sent: new SentCall(result.settlement, null),
+          sent: sentCall(result.settlement, null),
         };
       default: {
         const never: never = result;
@@ -188,7 +195,7 @@ export class BackgroundAttempt {
   /** The call (or the batch) ended: charged as it was classified, or at the batch results' cost. */
   async finish(ended: SentCall | BatchResults): Promise<void> {
     if (ended instanceof SentCall) {
-      const { settlement, responseModel } = SentCall.ending(ended);
+      const { settlement, responseModel } = endingOf(ended);
       await this.settle(settlement, responseModel);
       return;
     }
@@ -203,7 +210,7 @@ export class BackgroundAttempt {
 
   /** The upstream answered but its answer could not be kept: charged as the call ended (its usage). */
   async answerLost(sent: SentCall): Promise<void> {
-    await this.settle(SentCall.ending(sent).settlement);
+    await this.settle(endingOf(sent).settlement);
   }
 
   /** The upstream rejected or failed the batch: refused_upstream, nothing charged. */
