@@ -152,6 +152,12 @@ export interface BackgroundLedger {
   exchange<Answer>(exchange: UpstreamExchange<Answer>, signal: CancelSignal): Promise<HeldResult<Answer>>;
 }
 
+/**
+ * An attempt held by a background resource, named by its id and creation time. Its labels (Project,
+ * key, Run, endpoint, alias, connection, profile, model) and its reservation are not carried: they
+ * are stored with the attempt and read back in the settling transaction for the observer, in
+ * whichever process settles it.
+ */
 export class BackgroundAttempt {
   constructor(
     readonly attemptId: string,

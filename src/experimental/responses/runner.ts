@@ -11,8 +11,8 @@
  * The call is sent and classified through the response's background attempt and settled by one of
  * its verbs once the record is finished (ledger/background-attempt.ts holds what each is charged).
  * A responses-wire request is replayed as it is; an envelope (a target of another wire) goes
- * through the canonical model, with
- * /v1/messages' fallback, in deferred-any-wire.ts. Either way the result is stored responses-wire.
+ * through the canonical model, with /v1/messages' fallback, in deferred-any-wire.ts. Either way the
+ * result is stored responses-wire.
  */
 
 import { ObjectStoreUnavailableError } from '../../errors/gateway-error.js';
