@@ -16,31 +16,29 @@
  *   timeout or drop after sending, a 2xx answer that cannot   unknown            the whole reservation
  *     be read or carries no cost, the client gone mid-stream,                    (counted in unknown_attempts)
  *     a stream ended without its terminal event
- *   a running deferred response or batch was cancelled        cancelled_running  the whole reservation
- *   a background attempt never sent (queued response or      not_sent           0
- *     unsubmitted batch cancelled, record not stored,
- *     idempotent replay, connection gone)
  *   never settled before its lease passed (process died,     lease_expired      the whole reservation
  *     store unreachable for a whole lease): the reaper                           (ledger.ts)
+ * Background attempts (deferred responses, batches) are held across processes and settled through
+ * intent verbs (withdraw, abandon, finish...); what each background case is charged is the table
+ * in background-attempt.ts.
  * Settlement and lease renewals are retried with backoff until the lease would expire (ledger.ts).
  *
  * The AttemptObserver is fed here and in ledger.ts: refused / started at reservation, within()
- * around the call, firstByte() at the answer's headers, settled() once durable; held attempts
- * (reserveHeld) report held() at reservation and settledHeld() from whichever process's
- * settleHeld applies first; routedAway and fallback come from routing through this runner;
+ * around the call, firstByte() at the answer's headers, settled() once durable; background
+ * attempts (hold) report held() at reservation and settledHeld() from whichever process's
+ * settlement applies first; routedAway and fallback come from routing through this runner;
  * leaseExpired from the reaper.
  */
 import type { ErrorType } from '../canonical/types.js';
 import { GatewayError } from '../errors/gateway-error.js';
 import type { CancelSignal } from '../lib/cancel-signal.js';
-import { isoTime } from '../lib/clock.js';
 import type { InferenceRateLimits, RateTicket } from '../limits/inference-limits.js';
 import type { RequestRecord } from '../observability/request-scope.js';
 import { NotSentError, UpstreamFailure, type UpstreamResponse } from '../primitives/shared/upstream-call.js';
 import type { AttemptUsage } from '../store/port.js';
 import type { AttemptObserver, RoutedAwayReason } from './attempt-observer.js';
+import { BackgroundAttempt, type BackgroundLedger } from './background-attempt.js';
 import type { Attempt, AttemptPlan, Ledger, Settlement } from './ledger.js';
-import { stateOf } from './ledger.js';
 
 export type { AttemptPlan, Settlement };
 export { NotSentError };
@@ -113,28 +111,11 @@ export type CallResult<Answer> = { ok: true; answer: Answer; attemptId: string }
 
 export type StreamResult = { ok: true; frames: AsyncGenerator<string>; attemptId: string } | FailedAttempt;
 
-/** A background call's result, settled later by its job (after its own conditional bookkeeping). */
+/** A background call's result, before its job settles it (background-attempt.ts). */
 export type HeldResult<Answer> =
   | { kind: 'answered'; answer: Answer; settlement: Settlement; responseModel: string | null }
   | { kind: 'failed'; error: GatewayError; settlement: Settlement; retryable: boolean }
   | { kind: 'aborted' };
-
-/**
- * An attempt held by a background resource (batch, deferred response), settled by id from any
- * process. Its labels (Project, key, Run, endpoint, alias, connection, profile, model) and its
- * reservation are not carried: they are stored with the attempt, and settleHeld reads them back
- * in the settling transaction for the observer, in whichever process settles it.
- */
-export interface HeldAttempt {
-  attemptId: string;
-  /** Epoch ms the attempt was reserved (for its duration). */
-  createdAt: number;
-}
-
-/** The held attempt of a stored background resource (its record keeps the attempt id and creation time). */
-export function heldAttempt(record: { attemptId: string; createdAt: number }): HeldAttempt {
-  return { attemptId: record.attemptId, createdAt: record.createdAt };
-}
 
 type Opened =
   | { ok: true; response: UpstreamResponse }
@@ -224,12 +205,15 @@ export class AttemptRunner {
   /** Streamed attempts still open: one timer renews their leases (not one interval per stream). */
   private readonly streaming = new Set<Attempt>();
   private renewal: NodeJS.Timeout | undefined;
+  /** What background attempts use of this runner: the ledger and the send-and-classify. */
+  private readonly lent: BackgroundLedger;
 
   constructor(
     private readonly ledger: Ledger,
     private readonly rateLimits?: InferenceRateLimits,
   ) {
     this.observer = ledger.observer;
+    this.lent = { ledger, exchange: (exchange, signal) => this.exchangeHeld(exchange, signal) };
   }
 
   /** The inference rate limits, then the ledger's reservation; a refusal by either reserves nothing. */
@@ -335,46 +319,23 @@ export class AttemptRunner {
 
   /**
    * Reserves an attempt held by a background resource (owned by `job:<resourceId>`, so a restart
-   * does not reap it). Settle it with settleHeld, from whichever process finishes it.
+   * does not reap it); its verbs (background-attempt.ts) settle it from whichever process ends it.
    */
-  async reserveHeld(plan: AttemptPlan, resourceId: string, leaseMs: number): Promise<HeldAttempt> {
+  async hold(plan: AttemptPlan, resourceId: string, leaseMs: number): Promise<BackgroundAttempt> {
     const attempt = await this.reserve(plan, { resourceId, leaseMs });
-    return { attemptId: attempt.id, createdAt: attempt.startedMs };
+    return new BackgroundAttempt(attempt.id, attempt.startedMs, plan.request, this.lent);
   }
 
   /**
-   * Settles a held attempt by id. Idempotent in the store: the first settlement wins, and only it
-   * is reported to the observer (started and settled at once: settledHeld) and logged. A store
-   * failure is retried for one ledger lease; past it, or past the held lease, the reaper commits.
+   * The attempt a stored background resource holds (its record keeps the attempt id and creation
+   * time); `request`: the client request that ends it, if any (its log line).
    */
-  async settleHeld(
-    held: HeldAttempt,
-    settlement: Settlement,
-    request?: RequestRecord,
-    /** The model the answer named (observability only). */
-    responseModel: string | null = null,
-  ): Promise<void> {
-    const now = this.ledger.clock.now();
-    await this.ledger.persistHeldSettlement(
-      {
-        attemptId: held.attemptId,
-        state: stateOf(settlement.outcome),
-        outcome: settlement.outcome,
-        costMicrosUsd: Math.min(settlement.costMicrosUsd, Number.MAX_SAFE_INTEGER),
-        usage: settlement.usage,
-        httpStatus: settlement.httpStatus,
-        durationMs: Math.max(0, now - held.createdAt),
-        settledAt: isoTime(now),
-      },
-      now + this.ledger.settings.leaseMs,
-      settlement.errorType,
-      request,
-      responseModel,
-    );
+  held(record: { attemptId: string; createdAt: number }, request?: RequestRecord): BackgroundAttempt {
+    return new BackgroundAttempt(record.attemptId, record.createdAt, request, this.lent);
   }
 
-  /** Sends and classifies a held attempt's call without settling: its job settles after its own bookkeeping. */
-  async exchangeHeld<Answer>(
+  /** Sends and classifies a background call without settling: its job settles after its own bookkeeping. */
+  private async exchangeHeld<Answer>(
     exchange: UpstreamExchange<Answer>,
     signal: CancelSignal,
   ): Promise<HeldResult<Answer>> {

@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import OpenAI, { toFile } from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AttemptRunner, heldAttempt } from '../../src/ledger/attempt-runner.js';
+import { AttemptRunner } from '../../src/ledger/attempt-runner.js';
 import { createObservability, type Observability } from '../../src/observability/observability.js';
 import { type Simulator, startSimulator } from '../../src/simulator/server.js';
 import type { AuditEntry } from '../../src/store/port.js';
@@ -276,13 +276,9 @@ describe('background attempts in the metrics (SQLite)', () => {
     const completed = audit.find(
       (entry) => entry.endpoint === '/v1/batches' && entry.outcome === 'completed',
     )!;
-    await runner.settleHeld(heldAttempt({ attemptId: completed.attemptId, createdAt: Date.now() }), {
-      outcome: 'unknown',
-      costMicrosUsd: 0,
-      usage: null,
-      httpStatus: null,
-      errorType: 'batch_record_expired',
-    });
+    await runner
+      .held({ attemptId: completed.attemptId, createdAt: Date.now() })
+      .abandon('batch_record_expired');
     expect(await gateway.store.listAudit({ limit: 1000 })).toEqual(audit);
     expectEqualToAudit(await scrape(observability), audit);
   });

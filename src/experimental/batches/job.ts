@@ -11,8 +11,9 @@
  *
  * Never repeated blindly: a batch found in_progress with submit_started set but no upstream id
  * died during its submission; the upstream may have accepted it, so it fails and its whole
- * reservation is committed. Settlement is idempotent in the store; object writes overwrite the
- * same keys; file records are inserted only when absent.
+ * reservation is committed (what each ending is charged: ledger/background-attempt.ts). Ending
+ * the attempt twice is a no-op in the store; object writes overwrite the same keys; file records
+ * are inserted only when absent.
  */
 
 import type { Readable } from 'node:stream';
@@ -20,8 +21,8 @@ import type { Config } from '../../config/schema.js';
 import type { Upstreams } from '../../gateway/connections.js';
 import { bindingFor } from '../../gateway/primitive-registry.js';
 import type { JobContext, JobOutcome } from '../../jobs/worker.js';
-import { type AttemptRunner, heldAttempt } from '../../ledger/attempt-runner.js';
-import type { Settlement } from '../../ledger/ledger.js';
+import type { AttemptRunner } from '../../ledger/attempt-runner.js';
+import type { BackgroundEnd } from '../../ledger/background-attempt.js';
 import type { Clock } from '../../lib/clock.js';
 import { newId } from '../../lib/ids.js';
 import type { ObjectStore } from '../../objects/port.js';
@@ -80,7 +81,7 @@ export class BatchJob {
               batch,
               'submission_interrupted',
               'The gateway stopped while submitting the batch; the upstream may have accepted it.',
-              'unknown',
+              (attempt) => attempt.abandon('submission_interrupted'),
             );
           return this.submit(batch, context.signal);
         }
@@ -124,7 +125,9 @@ export class BatchJob {
         : await store.batches.update(batch.id, [batch.status], { submitStartedAt: now });
     if (!started) return DONE;
     if (!payload)
-      return this.fail(started, 'payload_missing', 'The translated batch payload is gone.', 'not_sent');
+      return this.fail(started, 'payload_missing', 'The translated batch payload is gone.', (attempt) =>
+        attempt.withdraw('payload_missing'),
+      );
     let submitted: Awaited<ReturnType<typeof submitBatch>>;
     try {
       submitted = await submitBatch(batch.carrier, this.connection(batch), payload, signal);
@@ -135,13 +138,15 @@ export class BatchJob {
         return this.later;
       }
       if (error instanceof UpstreamRejected)
-        return this.fail(started, 'upstream_rejected', error.message, 'refused_upstream');
+        return this.fail(started, 'upstream_rejected', error.message, (attempt) =>
+          attempt.refused('upstream_rejected'),
+        );
       const message = error instanceof Error ? error.message : String(error);
       return this.fail(
         started,
         'submission_failed',
         `${message}; the upstream may have accepted the batch.`,
-        'unknown',
+        (attempt) => attempt.abandon('submission_failed'),
       );
     }
     await store.batches.update(batch.id, ['in_progress', 'cancelling'], submitted);
@@ -181,11 +186,12 @@ export class BatchJob {
           });
     if (!finalizing) return DONE;
     if (state.outcome === 'failed') {
+      const code = state.errors[0]?.code ?? 'upstream_failed';
       return this.fail(
         finalizing,
-        state.errors[0]?.code ?? 'upstream_failed',
+        code,
         state.errors[0]?.message ?? 'The upstream failed the batch.',
-        'refused_upstream',
+        (attempt) => attempt.refused(code),
         state.errors,
       );
     }
@@ -207,7 +213,7 @@ export class BatchJob {
         finalizing,
         'results_undeliverable',
         `The results exceed the response ceiling of ${config.limits.batch_result_ceiling_bytes} bytes; they are not delivered (never truncated).`,
-        'unknown',
+        (attempt) => attempt.abandon('results_undeliverable'),
       );
     }
     const outputs = buildOutputs(
@@ -230,13 +236,9 @@ export class BatchJob {
       outputs.errorLines,
     );
     const now = clock.now();
-    await this.deps.runner.settleHeld(heldAttempt(finalizing), {
-      outcome: 'completed',
-      costMicrosUsd: outputs.costMicrosUsd,
-      usage: outputs.usage,
-      httpStatus: 200,
-      errorType: null,
-    });
+    await this.deps.runner
+      .held(finalizing)
+      .finish({ costMicrosUsd: outputs.costMicrosUsd, usage: outputs.usage });
     const status: BatchStatus =
       finalizing.cancellingAt !== null ? 'cancelled' : state.outcome === 'expired' ? 'expired' : 'completed';
     const patch: BatchPatch = { status, outputFileId, errorFileId, requestCounts: outputs.counts };
@@ -283,16 +285,11 @@ export class BatchJob {
     batch: BatchRecord,
     code: string,
     message: string,
-    outcome: Extract<Settlement['outcome'], 'not_sent' | 'refused_upstream' | 'unknown'>,
+    /** How the batch's attempt ends (ledger/background-attempt.ts decides the charge). */
+    end: BackgroundEnd,
     errors: BatchError[] = [{ code, message, param: null, line: null }],
   ): Promise<JobOutcome> {
-    await this.deps.runner.settleHeld(heldAttempt(batch), {
-      outcome,
-      costMicrosUsd: 0,
-      usage: null,
-      httpStatus: null,
-      errorType: code,
-    });
+    await end(this.deps.runner.held(batch));
     await this.deps.store.batches.update(
       batch.id,
       ['validating', 'in_progress', 'cancelling', 'finalizing'],

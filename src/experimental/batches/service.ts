@@ -27,8 +27,7 @@ import { resolveConnection } from '../../gateway/resource-route.js';
 import { idempotencyFor, optionalIdempotencyKey } from '../../governance/idempotency.js';
 import { requireModel } from '../../governance/scopes.js';
 import type { Caller } from '../../governance/service.js';
-import { type AttemptRunner, heldAttempt } from '../../ledger/attempt-runner.js';
-import type { Settlement } from '../../ledger/ledger.js';
+import type { AttemptRunner } from '../../ledger/attempt-runner.js';
 import type { Clock } from '../../lib/clock.js';
 import { newId } from '../../lib/ids.js';
 import type { ObjectStore } from '../../objects/port.js';
@@ -59,11 +58,6 @@ export interface CreateBatchCall {
   caller: Caller;
   headers: IncomingHttpHeaders;
   body: unknown;
-}
-
-/** Nothing reached the upstream: 0 committed. */
-export function notSent(errorType: string): Settlement {
-  return { outcome: 'not_sent', costMicrosUsd: 0, usage: null, httpStatus: null, errorType };
 }
 
 const notFound = (id: string) =>
@@ -165,7 +159,7 @@ export class BatchService {
         : chatBatchInput(lines, binding, newIds());
     const reservation = lines.reduce((sum, line) => sum + line.plan.worstCaseMicrosUsd, 0);
     const id = newId('batch');
-    const held = await runner.reserveHeld(
+    const held = await runner.hold(
       {
         projectId,
         keyId,
@@ -222,12 +216,12 @@ export class BatchService {
       await objects.put(projectId, payloadKey(id), Buffer.from(payload), { sealed: false });
       created = await store.batches.create(record, now, idempotency, batchView);
     } catch (error) {
-      await runner.settleHeld(held, notSent('not_created'), call.caller.request);
+      await held.withdraw('batch_not_created');
       await objects.delete(projectId, payloadKey(id)).catch(() => false);
       throw error;
     }
     if (created.replayed) {
-      await runner.settleHeld(held, notSent('idempotent_replay'), call.caller.request);
+      await held.withdraw('idempotent_replay');
       await objects.delete(projectId, payloadKey(id)).catch(() => false);
     }
     return { body: created.body };
@@ -272,11 +266,7 @@ export class BatchService {
             cancelledAt: now,
           });
           if (!cancelled) continue;
-          await this.deps.runner.settleHeld(
-            heldAttempt(batch),
-            notSent('cancelled_before_submission'),
-            caller.request,
-          );
+          await this.deps.runner.held(batch, caller.request).withdraw('batch_cancelled_before_submission');
           await this.deps.objects.delete(batch.projectId, payloadKey(id)).catch(() => false);
           return { body: batchView(cancelled) };
         }
@@ -316,14 +306,8 @@ export class BatchService {
     const { store, clock, objects } = this.deps;
     const due = await store.batches.listExpired(clock.now(), 100);
     for (const batch of due) {
-      // Settlement is idempotent: a batch that never finished commits its reservation in full.
-      await this.deps.runner.settleHeld(heldAttempt(batch), {
-        outcome: 'unknown',
-        costMicrosUsd: 0,
-        usage: null,
-        httpStatus: null,
-        errorType: 'batch_record_expired',
-      });
+      // A no-op for a batch that settled; one that never finished is charged its whole reservation.
+      await this.deps.runner.held(batch).abandon('batch_record_expired');
       await store.batches.delete(batch.id);
       await objects.delete(batch.projectId, payloadKey(batch.id)).catch(() => false);
     }

@@ -22,8 +22,8 @@ import {
   messagesAttemptPlan,
   messagesExchange,
 } from '../../gateway/messages/upstream-attempt.js';
-import { type AttemptRunner, heldAttempt } from '../../ledger/attempt-runner.js';
-import type { Settlement } from '../../ledger/ledger.js';
+import type { AttemptRunner } from '../../ledger/attempt-runner.js';
+import type { BackgroundAttempt, BackgroundEnd, SentCall } from '../../ledger/background-attempt.js';
 import { type Clock, unixSeconds } from '../../lib/clock.js';
 import { canonicalToResponsesResponse } from '../../primitives/responses/outbound-response.js';
 import type { DeferredResponseRecord } from '../../store/deferred-responses-port.js';
@@ -34,8 +34,8 @@ import { ATTEMPT_LEASE_MS } from './service.js';
 import { type ReadResult, readUpstreamResult } from './upstream-result.js';
 
 export type AnyWireEnding =
-  | { kind: 'answered'; read: ReadResult; settlement: Settlement; responseModel: string | null }
-  | { kind: 'failed'; code: string; message: string; settlement: Settlement }
+  | { kind: 'answered'; read: ReadResult; sent: SentCall }
+  | { kind: 'failed'; code: string; message: string; end: BackgroundEnd }
   /** Aborted (a cancel or a stopping worker decides) or moved away from by a cancel. */
   | undefined;
 
@@ -45,14 +45,6 @@ export interface AnyWireJobDeps {
   messages: MessagesService;
   clock: Clock;
 }
-
-const notSent = (errorType: string): Settlement => ({
-  outcome: 'not_sent',
-  costMicrosUsd: 0,
-  usage: null,
-  httpStatus: null,
-  errorType,
-});
 
 /** The failed record's error code: the client-facing class of the last failure. */
 function failureCode(error: GatewayError): string {
@@ -66,7 +58,12 @@ type Tries =
 
 const unavailable = (message: string): Tries => ({
   kind: 'failed',
-  ending: { kind: 'failed', code: 'unavailable', message, settlement: notSent('unavailable') },
+  ending: {
+    kind: 'failed',
+    code: 'unavailable',
+    message,
+    end: (attempt) => attempt.withdraw('target_gone'),
+  },
 });
 
 /** Re-plans the envelope under the running configuration, as /v1/messages would route it. */
@@ -135,7 +132,7 @@ export async function runAnyWire(
   const { targets, inputOf } = tries;
   let current = record;
   for (const [index, planned] of targets.entries()) {
-    const result = await deps.runner.exchangeHeld(messagesExchange(inputOf(planned)), signal);
+    const result = await deps.runner.held(current).send(messagesExchange(inputOf(planned)), signal);
     switch (result.kind) {
       case 'aborted':
         return undefined;
@@ -151,20 +148,25 @@ export async function runAnyWire(
         return {
           kind: 'answered',
           read: readUpstreamResult(object),
-          settlement: result.settlement,
-          responseModel: result.responseModel,
+          sent: result.sent,
         };
       }
       case 'failed': {
         const next = targets[index + 1];
         if (!result.retryable || next === undefined || signal.aborted) {
           const code = failureCode(result.error);
-          return { kind: 'failed', code, message: result.error.message, settlement: result.settlement };
+          const { sent } = result;
+          return {
+            kind: 'failed',
+            code,
+            message: result.error.message,
+            end: (attempt) => attempt.finish(sent),
+          };
         }
-        const moved = await moveTo(deps, current, next, inputOf(next), result.settlement);
+        const moved = await moveTo(deps, current, next, inputOf(next), result.sent);
         if (moved.kind !== 'moved') return moved.kind === 'gone' ? undefined : moved.ending;
         const from = planned.target.connection.name;
-        const failure = result.settlement.errorType ?? result.error.code;
+        const failure = result.errorType ?? result.error.code;
         deps.runner.fallback(record.model, from, next.target.connection.name, failure);
         current = moved.record;
         break;
@@ -189,19 +191,24 @@ async function moveTo(
   record: DeferredResponseRecord,
   next: PlannedTarget,
   input: AttemptInput,
-  failedSettlement: Settlement,
+  failed: SentCall,
 ): Promise<Move> {
-  await deps.runner.settleHeld(heldAttempt(record), failedSettlement);
+  await deps.runner.held(record).finish(failed);
   const plan = messagesAttemptPlan(input);
-  let held: Awaited<ReturnType<AttemptRunner['reserveHeld']>>;
+  let held: BackgroundAttempt;
   try {
-    held = await deps.runner.reserveHeld(plan, record.id, ATTEMPT_LEASE_MS);
+    held = await deps.runner.hold(plan, record.id, ATTEMPT_LEASE_MS);
   } catch (error) {
     if (!(error instanceof GatewayError)) throw error;
     // The failed attempt is settled already; the finish's settlement of it is a no-op.
     return {
       kind: 'refused',
-      ending: { kind: 'failed', code: error.code, message: error.message, settlement: failedSettlement },
+      ending: {
+        kind: 'failed',
+        code: error.code,
+        message: error.message,
+        end: (attempt) => attempt.finish(failed),
+      },
     };
   }
   const moved = await deps.store.deferredResponses.update(record.id, ['in_progress'], {
@@ -212,7 +219,7 @@ async function moveTo(
     reservationMicrosUsd: plan.reservationMicrosUsd,
   });
   if (!moved) {
-    await deps.runner.settleHeld(held, notSent('cancelled_before_fallback'));
+    await held.withdraw('cancelled_before_fallback');
     return { kind: 'gone' };
   }
   return { kind: 'moved', record: moved };

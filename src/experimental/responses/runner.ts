@@ -8,18 +8,19 @@
  *   finished     nothing to do.
  * A cancel that lands while the call runs aborts it (this process) or makes the finish a no-op
  * (another replica); the cancel settles the attempt, so it is settled exactly once either way.
- * The call is sent and classified by the attempt runner (ledger/attempt-runner.ts, which holds the
- * settlement table) and settled through it once the record is finished. A responses-wire request is
- * replayed as it is; an envelope (a target of another wire) goes through the canonical model, with
- * /v1/messages' fallback, in deferred-any-wire.ts. Either way the result is stored responses-wire.
+ * The call is sent and classified through the response's background attempt and settled by one of
+ * its verbs once the record is finished (ledger/background-attempt.ts holds what each is charged).
+ * A responses-wire request is replayed as it is; an envelope (a target of another wire) goes
+ * through the canonical model, with /v1/messages' fallback, in deferred-any-wire.ts. Either way the
+ * result is stored responses-wire.
  */
 
 import { ObjectStoreUnavailableError } from '../../errors/gateway-error.js';
 import type { Upstreams } from '../../gateway/connections.js';
 import type { MessagesService } from '../../gateway/messages/messages-service.js';
 import type { JobContext, JobOutcome } from '../../jobs/worker.js';
-import { type AttemptRunner, heldAttempt } from '../../ledger/attempt-runner.js';
-import type { Settlement } from '../../ledger/ledger.js';
+import type { AttemptRunner } from '../../ledger/attempt-runner.js';
+import type { BackgroundEnd, SentCall } from '../../ledger/background-attempt.js';
 import type { Clock } from '../../lib/clock.js';
 import type { ObjectStore } from '../../objects/port.js';
 import type { DeferredPatch, DeferredResponseRecord } from '../../store/deferred-responses-port.js';
@@ -43,9 +44,8 @@ export interface ResponseRunnerDeps {
 
 interface Ending {
   patch: DeferredPatch;
-  settlement: Settlement;
-  /** The model the upstream's answer named (observability only). */
-  responseModel?: string | null;
+  /** How the attempt ends, once the record is finished. */
+  end: BackgroundEnd;
 }
 
 const DONE: JobOutcome = { kind: 'done' };
@@ -67,13 +67,7 @@ export class ResponseRunner {
             message: 'The gateway stopped while the response was running; the upstream may have billed it.',
           },
         },
-        settlement: {
-          outcome: 'unknown',
-          costMicrosUsd: 0,
-          usage: null,
-          httpStatus: null,
-          errorType: 'interrupted',
-        },
+        end: (attempt) => attempt.abandon('response_interrupted'),
       });
       return DONE;
     }
@@ -113,13 +107,7 @@ export class ResponseRunner {
             message: `connection ${record.connection} or the stored request is gone`,
           },
         },
-        settlement: {
-          outcome: 'not_sent',
-          costMicrosUsd: 0,
-          usage: null,
-          httpStatus: null,
-          errorType: 'unavailable',
-        },
+        end: (attempt) => attempt.withdraw('target_gone'),
       };
     }
     if (isAnyWireEnvelope(body)) {
@@ -128,15 +116,14 @@ export class ResponseRunner {
       if (ending.kind === 'failed') {
         return {
           patch: { status: 'failed', error: { code: ending.code, message: ending.message } },
-          settlement: ending.settlement,
+          end: ending.end,
         };
       }
-      return this.answered(record, ending.read, ending.settlement, ending.responseModel);
+      return this.answered(record, ending.read, ending.sent);
     }
-    const result = await this.deps.runner.exchangeHeld(
-      new ResponsesExchange(connection, body, record.price),
-      signal,
-    );
+    const result = await this.deps.runner
+      .held(record)
+      .send(new ResponsesExchange(connection, body, record.price), signal);
     switch (result.kind) {
       case 'aborted':
         return undefined;
@@ -144,11 +131,11 @@ export class ResponseRunner {
         const code = result.error.code === 'upstream_error' ? 'upstream_error' : 'upstream_unavailable';
         return {
           patch: { status: 'failed', error: { code, message: result.error.message } },
-          settlement: result.settlement,
+          end: (attempt) => attempt.finish(result.sent),
         };
       }
       case 'answered':
-        return this.answered(record, result.answer.read, result.settlement, result.responseModel);
+        return this.answered(record, result.answer.read, result.sent);
       default: {
         const never: never = result;
         throw new Error(`unknown exchange result ${String(never)}`);
@@ -157,12 +144,7 @@ export class ResponseRunner {
   }
 
   /** Seals the responses-wire result; the record's terminal patch. */
-  private async answered(
-    record: DeferredResponseRecord,
-    read: ReadResult,
-    settlement: Settlement,
-    responseModel: string | null,
-  ): Promise<Ending> {
+  private async answered(record: DeferredResponseRecord, read: ReadResult, sent: SentCall): Promise<Ending> {
     try {
       await putSealedJson(this.deps.objects, record.projectId, resultKey(record.id), read.result);
     } catch (error) {
@@ -177,7 +159,7 @@ export class ResponseRunner {
               'The upstream answered but the object store could not keep the answer; it is charged at its usage.',
           },
         },
-        settlement,
+        end: (attempt) => attempt.answerLost(sent),
       };
     }
     return {
@@ -188,8 +170,7 @@ export class ResponseRunner {
         usage: read.wireUsage,
         resultObject: resultKey(record.id),
       },
-      settlement,
-      responseModel,
+      end: (attempt) => attempt.finish(sent),
     };
   }
 
@@ -202,11 +183,6 @@ export class ResponseRunner {
       return;
     }
     // The updated record: a fallback may have moved the response to another attempt.
-    await this.deps.runner.settleHeld(
-      heldAttempt(finished),
-      ending.settlement,
-      undefined,
-      ending.responseModel ?? null,
-    );
+    await ending.end(this.deps.runner.held(finished));
   }
 }

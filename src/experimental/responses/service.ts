@@ -32,8 +32,8 @@ import { skippedHeader } from '../../gateway/messages/route-plan.js';
 import { messagesAttemptPlan } from '../../gateway/messages/upstream-attempt.js';
 import { namedConnection, svcRoute, targetOn } from '../../gateway/resource-route.js';
 import type { Caller } from '../../governance/service.js';
-import { type AttemptRunner, heldAttempt } from '../../ledger/attempt-runner.js';
-import type { AttemptPlan, Settlement } from '../../ledger/ledger.js';
+import type { AttemptRunner } from '../../ledger/attempt-runner.js';
+import type { AttemptPlan } from '../../ledger/ledger.js';
 import { inputTokenBound, type Price, worstCaseCost } from '../../ledger/pricing.js';
 import type { CancelSignal } from '../../lib/cancel-signal.js';
 import type { Clock } from '../../lib/clock.js';
@@ -77,20 +77,6 @@ export interface ServiceAnswer {
   headers: Record<string, string>;
   body: unknown;
 }
-
-const settled = (outcome: Settlement['outcome'], errorType: string): Settlement => ({
-  outcome,
-  costMicrosUsd: 0,
-  usage: null,
-  httpStatus: null,
-  errorType,
-});
-/** Nothing reached the upstream. */
-const NOT_STORED = settled('not_sent', 'not_stored');
-const CANCELLED_QUEUED = settled('not_sent', 'cancelled_queued');
-/** It may have been billed: the whole reservation. */
-const CANCELLED_RUNNING = settled('cancelled_running', 'cancelled');
-const EXPIRED_RUNNING = settled('unknown', 'expired');
 
 /** The connection Svc-Route names, if any (400 when it names none configured). */
 function pinnedConnection(upstreams: Upstreams, headers: IncomingHttpHeaders): Connection | undefined {
@@ -269,7 +255,7 @@ export class ResponsesService {
       throw new GatewayError('endpoint_not_served', (error as Error).message);
     }
     const id = newId('resp');
-    const held = await this.deps.runner.reserveHeld(plan, id, ATTEMPT_LEASE_MS);
+    const held = await this.deps.runner.hold(plan, id, ATTEMPT_LEASE_MS);
     const now = clock.now();
     const record: DeferredResponseRecord = {
       id,
@@ -297,7 +283,7 @@ export class ResponsesService {
       await putSealedJson(this.deps.objects, record.projectId, record.requestObject, sealedRequest);
       await this.deps.store.deferredResponses.create(record, now);
     } catch (error) {
-      await this.deps.runner.settleHeld(held, NOT_STORED, call.caller.request);
+      await held.withdraw('request_not_stored');
       await this.deps.objects.delete(record.projectId, record.requestObject).catch(() => false);
       throw error;
     }
@@ -351,7 +337,7 @@ export class ResponsesService {
         case 'queued': {
           const cancelled = await store.deferredResponses.update(id, ['queued'], { status: 'cancelled' });
           if (!cancelled) continue;
-          await this.deps.runner.settleHeld(heldAttempt(record), CANCELLED_QUEUED, caller.request);
+          await this.deps.runner.held(record, caller.request).withdraw('queued_response_cancelled');
           return { headers: {}, body: responseView(cancelled, undefined) };
         }
         case 'in_progress': {
@@ -366,7 +352,7 @@ export class ResponsesService {
           if (!cancelled) continue;
           this.deps.running.abort(id);
           // The updated record: a fallback may have moved the response to another attempt.
-          await this.deps.runner.settleHeld(heldAttempt(cancelled), CANCELLED_RUNNING, caller.request);
+          await this.deps.runner.held(cancelled, caller.request).abandon('response_cancelled_running');
           return { headers: {}, body: responseView(cancelled, undefined) };
         }
         case 'completed':
@@ -418,10 +404,9 @@ export class ResponsesService {
       });
       if (ended) {
         this.deps.running.abort(record.id);
-        await this.deps.runner.settleHeld(
-          heldAttempt(ended),
-          record.status === 'queued' ? CANCELLED_QUEUED : EXPIRED_RUNNING,
-        );
+        const attempt = this.deps.runner.held(ended);
+        if (record.status === 'queued') await attempt.withdraw('queued_response_expired');
+        else await attempt.abandon('response_expired_running');
       }
     }
     await this.deps.store.deferredResponses.delete(record.id);
