@@ -146,11 +146,35 @@ describe('chat-completions lines on a chat connection', () => {
     expect(entry.reservationMicrosUsd).toBeGreaterThanOrEqual(expected);
   });
 
+  it("bounds a line that gives no max tokens at its alias's default, in the line sent upstream", async () => {
+    const client = world.client(key, { 'Svc-Route': 'sim-chat' });
+    const input = await upload(client, [chatLine('free', 'No bound', { max_completion_tokens: undefined })]);
+    const created = await create(client, input);
+    const done = await eventually(
+      () => client.batches.retrieve(created.id),
+      (batch) => batch.status === 'completed',
+    );
+    expect(done.request_counts).toEqual({ total: 1, completed: 1, failed: 0 });
+    const record = (await world.gateway.store.batches.get('prj_a', created.id))!;
+    const sent = await fetch(`${world.sim.url}/v1/files/${record.upstreamInputFileId}/content`);
+    const [line] = (await sent.text())
+      .trim()
+      .split('\n')
+      .map((text) => JSON.parse(text));
+    // The alias's default_max_tokens (4096 unless configured), under the profile's token field.
+    expect(line.body).toMatchObject({ model: 'sim-chat-1', max_completion_tokens: 4096 });
+    const entry = (await world.gateway.store.listAudit({ limit: 1000 })).find(
+      (candidate) => candidate.attemptId === record.attemptId,
+    )!;
+    // Reserved at that bound: 4096 output tokens at 2 micro-USD each, plus the input bound.
+    expect(entry.reservationMicrosUsd).toBeGreaterThanOrEqual(2 * 4096);
+  });
+
   it('checks every line before the batch exists, naming the line: nothing reserved, nothing sent', async () => {
     const client = world.client(key, { 'Svc-Route': 'sim-chat' });
     const cases: Array<[string[], RegExp]> = [
       [
-        [chatLine('fine', 'ok'), chatLine('unbounded', 'x', { max_completion_tokens: undefined })],
+        [chatLine('fine', 'ok'), chatLine('unbounded', 'x', { max_completion_tokens: 0 })],
         /line 2 \(custom_id unbounded\): body\.max_completion_tokens: a positive integer is required/,
       ],
       [

@@ -175,6 +175,20 @@ function targetFor(
   return target;
 }
 
+/**
+ * A chat line that gives no output bound is bounded at its alias's `default_max_tokens`, as
+ * POST /v1/chat/completions is: written into the line under the connection's token field, so the
+ * bound the reservation is priced at is the one the upstream is asked to honour.
+ */
+function withDefaultBound(body: unknown, upstreams: Upstreams, connection: Connection): unknown {
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) return body;
+  const line = body as Record<string, unknown>;
+  if (line.max_completion_tokens !== undefined || line.max_tokens !== undefined) return body;
+  const alias = typeof line.model === 'string' ? upstreams.aliases.get(line.model) : undefined;
+  if (!alias) return body;
+  return { ...line, [connection.row.tokenField ?? 'max_tokens']: alias.defaultMaxTokens };
+}
+
 /** A line in the chat connection's own format: the pure check, the alias's target, the worst case. */
 function checkChatLine(
   body: unknown,
@@ -185,6 +199,7 @@ function checkChatLine(
   config: Config,
 ): CheckedLine {
   let facts: ReturnType<typeof checkChatBatchBody>;
+  body = withDefaultBound(body, upstreams, connection);
   try {
     facts = checkChatBatchBody(body);
   } catch (error) {

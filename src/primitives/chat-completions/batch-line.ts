@@ -5,8 +5,9 @@
  * naming the line.
  *
  * Refused: no model or messages, an unknown role, `stream: true` (batches do not stream), no
- * output bound (`max_completion_tokens` or `max_tokens`: it bounds the reservation), and audio
- * input (no price bound for it). `n` multiplies the output bound.
+ * output bound (`max_completion_tokens` or `max_tokens`: it bounds the reservation; the gateway
+ * fills a line that gives none with its alias's default before this check), and audio input (no
+ * price bound for it). `n` multiplies the output bound.
  */
 
 export class ChatLineError extends Error {
