@@ -107,7 +107,7 @@ export function messagesAlias(upstreams: Upstreams, config: Config, model: strin
   const reason =
     media?.endpoint === undefined || media.endpoint === 'messages'
       ? 'is not a configured model alias'
-      : `is a ${media.endpoint} alias; this endpoint serves the messages aliases`;
+      : `is ${/^[aeiou]/.test(media.endpoint) ? 'an' : 'a'} ${media.endpoint} alias; this endpoint serves the messages aliases`;
   throw new GatewayError('model_not_found', `model: ${model} ${reason}`, { param: 'model' });
 }
 
