@@ -29,6 +29,22 @@ import { runRow } from './governance.js';
 import { SqliteGroupCommit } from './group-commit.js';
 import type { Sql, SqliteTransaction } from './transaction.js';
 
+/**
+ * A reservation that failed as unavailable (a full disk, an I/O error at COMMIT): this process is
+ * the file's only writer, so one read says whether it committed. Absent: uncommitted, nothing to
+ * resolve (StoreUnavailableError.uncommitted). Present, or the read fails too: left in doubt for
+ * the ledger, which releases it (Store.releaseInDoubt).
+ */
+function settledDoubt(sql: Sql, error: unknown, attemptId: string): unknown {
+  if (!(error instanceof StoreUnavailableError) || error.uncommitted) return error;
+  try {
+    if (sql('SELECT 1 FROM attempts WHERE id = ?').get(attemptId) !== undefined) return error;
+  } catch {
+    return error;
+  }
+  return new StoreUnavailableError(error.message, { cause: error.cause, uncommitted: true });
+}
+
 export class SqliteLedger {
   private readonly groupCommit: SqliteGroupCommit;
   /**
@@ -66,7 +82,7 @@ export class SqliteLedger {
     // A batch that did not commit wrote no row: forget what its work remembered.
     return reserved.catch((error: unknown) => {
       this.openAttempts.delete(input.attemptId);
-      throw this.settledDoubt(error, input.attemptId);
+      throw settledDoubt(this.sql, error, input.attemptId);
     });
   }
 
@@ -179,22 +195,6 @@ export class SqliteLedger {
       }
       return released;
     });
-  }
-
-  /**
-   * A reservation that failed as unavailable (a full disk, an I/O error at COMMIT): this process is
-   * the file's only writer, so one read says whether it committed. Absent: uncommitted, nothing to
-   * resolve (StoreUnavailableError.uncommitted). Present, or the read fails too: left in doubt for
-   * the ledger, which releases it (Store.releaseInDoubt).
-   */
-  private settledDoubt(error: unknown, attemptId: string): unknown {
-    if (!(error instanceof StoreUnavailableError) || error.uncommitted) return error;
-    try {
-      if (this.sql('SELECT 1 FROM attempts WHERE id = ?').get(attemptId) !== undefined) return error;
-    } catch {
-      return error;
-    }
-    return new StoreUnavailableError(error.message, { cause: error.cause, uncommitted: true });
   }
 
   /** A key's spend caps, read once per ledger batch (see `batchKeyCaps`). */

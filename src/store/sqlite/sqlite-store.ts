@@ -3,6 +3,10 @@
  * writer (an advisory lock file refuses a second process), so every operation is one
  * `BEGIN IMMEDIATE` transaction and operations are serial: exactness follows from serial execution.
  * WAL with synchronous=NORMAL survives a process crash; `full` also survives power loss.
+ * Split by concern as the PostgreSQL adapter is: opening the file in connection.ts, the ledger in
+ * ledger.ts (its group commit in group-commit.ts), governance in governance.ts, idempotency in
+ * idempotency.ts, keys in keys.ts. This file owns the connection, the statement cache, the
+ * transaction boundary and the plain reads.
  */
 import Database from 'better-sqlite3';
 import { StoreUnavailableError } from '../../errors/gateway-error.js';
