@@ -529,6 +529,43 @@ export function defineStoreContract(name: string, open: () => Promise<StoreHarne
         expect(audit.map((entry) => entry.outcome)).toEqual(['lease_expired', 'lease_expired']);
       });
 
+      it('reaps several orphans of several Runs (and none) in one pass, each Run charged its own', async () => {
+        const unit = await workUnit();
+        const [first, second] = [await run(unit, 1000), await run(unit, 1000)];
+        const ids = [newId('att'), newId('att'), newId('att'), newId('att')];
+        await reserve(first, 300, T0, ids[0], 1000);
+        await reserve(second, 200, T0, ids[1], 1000);
+        await reserve(first, 100, T0, ids[2], 1000);
+        await reserve(null, 50, T0, ids[3], 1000);
+        const reaped = await store.reapExpiredAttempts(iso(5000));
+        expect(new Map(reaped.map((attempt) => [attempt.attemptId, attempt.committedMicrosUsd]))).toEqual(
+          new Map([
+            [ids[0], 300],
+            [ids[1], 200],
+            [ids[2], 100],
+            [ids[3], 50],
+          ]),
+        );
+        expect(await store.getRun(PROJECT, first)).toMatchObject({
+          committedMicrosUsd: 400,
+          reservedMicrosUsd: 0,
+          unknownAttempts: 2,
+        });
+        expect(await store.getRun(PROJECT, second)).toMatchObject({
+          committedMicrosUsd: 200,
+          reservedMicrosUsd: 0,
+          unknownAttempts: 1,
+        });
+        const audit = await store.listAudit({ projectId: PROJECT, limit: 10 });
+        expect(audit.map((entry) => [entry.attemptId, entry.outcome, entry.costMicrosUsd])).toEqual(
+          expect.arrayContaining(
+            reaped.map((attempt) => [attempt.attemptId, 'lease_expired', attempt.committedMicrosUsd]),
+          ),
+        );
+        expect(audit).toHaveLength(4);
+        expect(await store.reapExpiredAttempts(iso(5000))).toEqual([]);
+      });
+
       it('releaseInDoubt: releases a committed reservation, tombstones an absent one, leaves a settled one', async () => {
         const id = await run(await workUnit(), 1000);
         const committed = newId('att');

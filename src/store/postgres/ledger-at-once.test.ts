@@ -135,6 +135,31 @@ describePostgres('ledger in one statement (PostgreSQL)', () => {
     }
   });
 
+  it('writes a failed batch call by call: the bad call is refused, its neighbour admitted on the Run', async () => {
+    const runId = await run(1000);
+    const first = on(runId, 10);
+    await store.reserve(first);
+    // The first of the turn goes alone; the next two queue behind it and form one batch, which
+    // fails as a whole on the repeated id and is then written one call per transaction.
+    const blocker = store.reserve(on(runId, 1));
+    const repeated = store.reserve({ ...first, reservationMicrosUsd: 20 });
+    const neighbour = on(runId, 100);
+    const admitted = store.reserve(neighbour);
+    await blocker;
+    await expect(repeated).rejects.toThrow();
+    await admitted;
+    expect(await runRow(runId)).toMatchObject({ reserved: 111 });
+    expect(await attemptIds()).toContain(neighbour.attemptId);
+    // A call the Run has no room for is refused by name on that path too.
+    const blocked = store.reserve(on(runId, 1));
+    const repeatedAgain = store.reserve({ ...first, reservationMicrosUsd: 20 });
+    const tooBig = store.reserve(on(runId, 10_000));
+    await blocked;
+    await expect(repeatedAgain).rejects.toThrow();
+    await expect(tooBig).rejects.toMatchObject({ code: 'run_budget_exceeded' });
+    expect(await runRow(runId)).toMatchObject({ reserved: 112 });
+  });
+
   describe('settleAtOnce', () => {
     it('settles, commits and audits a batch once, in its order; a repeated or settled attempt is left alone', async () => {
       const runId = await run(10_000);

@@ -10,8 +10,8 @@
  * database plans it once per connection, not at every batch.
  *
  * - reserveAtOnce admits a whole batch when it can: at most one Run (and one project on it), no
- *   spend cap on any of its calls, and room on the Run for all of it. The Run's UPDATE is the
- *   conditional one of ledger.ts (re-checked against the latest row version under its lock), and
+ *   spend cap on any of its calls, and room on the Run for all of it. The Run's UPDATE is
+ *   conditional (re-checked against the latest row version under its lock), and
  *   the attempts are inserted only if it applied, so either every call is admitted or nothing is
  *   written. When nothing is written the batch goes to ledger-batch.ts, which decides call by call
  *   in arrival order and says why each refused call was refused.

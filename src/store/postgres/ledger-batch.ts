@@ -4,18 +4,20 @@
  * first (ledger-at-once.ts); this is the path for the batches it declines (several Runs, a spend
  * cap, a Run without room for the whole batch) and for the attempts it leaves (admitted on cap
  * counters), and it decides call by call.
+ * Its statements are the ledger's only ones outside migration 9's functions: a single call in its
+ * own transaction, the reaper and the reservations in doubt write through them too (ledger.ts).
  *
  * Reservations (5 statements per batch, including BEGIN and COMMIT and the read of the keys' caps;
  * 3 more when some reservation has a cap):
  *   SELECT the batch's Runs FOR UPDATE in id order (so two replicas' batches never deadlock), decide
  *   each reservation in arrival order against the locked row plus what this batch already admitted
- *   (the rule of the single conditional UPDATE in ledger.ts: active, not expired,
+ *   (the rule of the conditional UPDATE of ledger-at-once.ts: active, not expired,
  *   committed + reserved + amount <= budget), then one statement that updates the Runs and
  *   inserts the admitted attempts. The decision is made while the row lock is held, so it is exact across
  *   replicas; the CHECK runs_within_budget still backs it up.
  * Settlements (5 statements per batch when its attempts share one Run, 6 when they span several;
  *   3 more when some attempt was admitted on cap counters): lock the attempts (FOR UPDATE, id order;
- *   an attempt that is no longer 'reserved' is left alone, as in settleIn), lock their Runs in id
+ *   an attempt that is no longer 'reserved' is left alone: settleLocked), lock their Runs in id
  *   order (one Run: its UPDATE's lock), then one UPDATE of the Runs and one statement that updates
  *   the attempts and inserts their audit entries.
  * Spend caps (caps.ts, issue 13): after the Runs, every counter the batch can touch is created if
@@ -111,7 +113,8 @@ export async function reserveBatch(client: pg.PoolClient, inputs: ReserveInput[]
   return outcomes;
 }
 
-interface Settling {
+/** An attempt being settled: its locked row, its settlement and what that commits. */
+export interface Settling {
   input: SettleInput;
   attempt: Row;
   reservation: number;
@@ -124,9 +127,22 @@ export async function settleBatch(client: pg.PoolClient, inputs: SettleInput[]):
     'SELECT * FROM attempts WHERE id = ANY($1::text[]) ORDER BY id FOR UPDATE',
     [attemptIds],
   );
-  const open = new Map(
-    found.rows.filter((row) => row.state === 'reserved').map((row) => [String(row.id), row]),
-  );
+  await settleLocked(client, found.rows, inputs);
+  return inputs.map(() => undefined);
+}
+
+/**
+ * Settles `inputs` on attempt rows this transaction has locked (FOR UPDATE, in id order or the
+ * reaper's run_id order): every settlement of every path (batch, single, reaper, in doubt) is
+ * written by these statements. A row no longer 'reserved', an id not among the rows and the repeat
+ * of an id are left alone. Returns what was settled, in the inputs' order.
+ */
+export async function settleLocked(
+  client: pg.PoolClient,
+  rows: readonly Row[],
+  inputs: readonly SettleInput[],
+): Promise<Settling[]> {
+  const open = new Map(rows.filter((row) => row.state === 'reserved').map((row) => [String(row.id), row]));
   const settling: Settling[] = [];
   for (const input of inputs) {
     const attempt = open.get(input.attemptId);
@@ -231,5 +247,5 @@ export async function settleBatch(client: pg.PoolClient, inputs: SettleInput[]):
       })),
     ),
   );
-  return inputs.map(() => undefined);
+  return settling;
 }

@@ -1,7 +1,7 @@
 /**
- * The columns the ledger writes on PostgreSQL, in one order for every writer: the single-call
- * statements (ledger.ts), the batch transaction (ledger-batch.ts) and the one-statement batch
- * (ledger-at-once.ts).
+ * The columns the ledger writes on PostgreSQL, in one order for every writer: the batch
+ * transaction (ledger-batch.ts, which the single calls of ledger.ts use too) and the one-statement
+ * batch (ledger-at-once.ts).
  */
 import type { ReserveInput } from '../port.js';
 

@@ -1,137 +1,40 @@
 /**
- * The ledger on PostgreSQL; each function runs inside the caller's READ COMMITTED transaction.
+ * The ledger on PostgreSQL outside the group commit; each function runs inside the caller's READ
+ * COMMITTED transaction. Every ledger statement is written once per path of writing: the batch
+ * statements of ledger-batch.ts (reserveBatch, settleLocked), which the single calls, the reaper
+ * and the reservations in doubt use too, and the one-statement batch of ledger-at-once.ts (the
+ * functions of migration 9).
  *
- * - Admission is ONE conditional UPDATE on the Run row. Concurrent admissions queue on the row
- *   lock and PostgreSQL re-evaluates the WHERE clause against the committed row (EvalPlanQual), so
- *   the sum of admitted reservations never exceeds the budget, across any number of replicas. The
- *   CHECK runs_within_budget backs it up. Only a refused admission reads the Run, to say why.
+ * - A single reservation (reserveIn, the fallback when a batch fails as a whole) is a batch of one:
+ *   its Run locked (FOR UPDATE), the decision taken under the lock, the CHECK runs_within_budget
+ *   behind it.
  * - Settlement locks the attempt row first (FOR UPDATE), so a settle racing the reaper or a
  *   retry applies once; then it updates the Run and appends the audit entry.
  * - Reaping claims expired attempts with FOR UPDATE SKIP LOCKED, so replicas reap concurrently
- *   without double-settling; claimed rows are settled in run_id order, so two reapers lock Runs in
- *   the same order and cannot deadlock.
+ *   without double-settling; claimed rows are settled in run_id order and their Runs locked in id
+ *   order, so two reapers lock Runs in the same order and cannot deadlock.
  * - Spend caps (caps.ts): after the Run, the counters are locked (FOR UPDATE, counterOrder) and the
- *   reservation admitted only if it fits every one; a refusal rolls the whole reservation back.
+ *   reservation admitted only if it fits every one; a refusal writes nothing.
  *   Settlement (and the reaper, after all its Runs) releases/commits them last.
  * - Reservations in doubt (releaseInDoubtIn): tombstones for the absent ids first (INSERT ... ON
  *   CONFLICT DO NOTHING waits for a reservation of the same id still being written, so either the
- *   tombstone or the reservation wins, never both), then the reserved ones are settled as not_sent
- *   by ledger-batch.ts's settleBatch (its lock order).
+ *   tombstone or the reservation wins, never both), then the reserved ones are locked in id order
+ *   and settled as not_sent.
  * Lock order everywhere: attempt, then Run, then spend counters (counterOrder).
  */
 import type pg from 'pg';
-import { type CounterKey, counterKeys, recordedCounters } from '../../ledger/spend-caps.js';
-import { isoTime } from '../../lib/clock.js';
-import { counterSettlements } from '../cap-tally.js';
 import type { ReapedAttempt, ReserveInput, SettledAttempt, SettleInput } from '../port.js';
-import { type Row, runFromRow, settledAttemptFromRow } from '../rows.js';
-import { reserveFailure, settlementAmounts } from '../rules.js';
-import { addReservationsIn, prepareCapsIn, settleCountersIn } from './caps.js';
-import { settleBatch } from './ledger-batch.js';
-import { ATTEMPT_COLUMNS, AUDIT_COLUMNS, attemptColumns } from './ledger-columns.js';
-
-export async function reserveIn(client: pg.PoolClient, input: ReserveInput): Promise<void> {
-  if (input.runId !== null) {
-    const nowIso = isoTime(input.now);
-    const admitted = await client.query(
-      `UPDATE runs SET reserved = reserved + $1
-       WHERE id = $2 AND project_id = $3 AND status = 'active' AND expires_at > $4 AND committed + reserved + $1 <= budget
-       RETURNING id`,
-      [input.reservationMicrosUsd, input.runId, input.projectId, nowIso],
-    );
-    if (admitted.rowCount !== 1) {
-      const found = await client.query<Row>('SELECT * FROM runs WHERE id = $1 AND project_id = $2', [
-        input.runId,
-        input.projectId,
-      ]);
-      const row = found.rows[0];
-      throw reserveFailure(row ? runFromRow(row) : undefined, nowIso, input.reservationMicrosUsd);
-    }
-  }
-  const {
-    tally,
-    counters: [counters = []],
-  } = await prepareCapsIn(client, [input]);
-  const refusal = tally.refusal(counters, input.reservationMicrosUsd);
-  if (refusal) throw refusal; // rolls the Run's reservation back with the transaction
-  tally.take(counters, input.reservationMicrosUsd);
-  await addReservationsIn(client, tally.reservations());
-  await client.query(
-    `INSERT INTO attempts (${ATTEMPT_COLUMNS})
-     VALUES ($1, $2, $3, $4, 'reserved', $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)`,
-    [
-      input.attemptId,
-      input.projectId,
-      input.keyId,
-      input.runId,
-      input.reservationMicrosUsd,
-      input.leaseExpiresAt,
-      input.owner,
-      input.endpoint,
-      input.alias,
-      input.connection,
-      input.profile,
-      input.upstreamModel,
-      input.createdAt,
-      counters.length === 0 ? null : JSON.stringify(counterKeys(counters)),
-    ],
-  );
-}
-
-/** What a settlement does to the spend counters the attempt was admitted on. */
-interface CapSettlement {
-  counters: CounterKey[];
-  reservation: number;
-  commit: number;
-}
+import { type Row, settledAttemptFromRow } from '../rows.js';
+import { reserveBatch, settleLocked } from './ledger-batch.js';
+import { attemptColumns } from './ledger-columns.js';
 
 /**
- * Settles an attempt whose row this transaction has locked (state 'reserved'); returns what its
- * spend counters need, which the caller applies after the Run (settleIn) or after every Run (reapIn).
+ * One reservation in its own transaction (the fallback when a batch fails as a whole): the batch's
+ * statements (ledger-batch.ts) for a batch of one, its refusal thrown.
  */
-async function settleLocked(client: pg.PoolClient, attempt: Row, input: SettleInput): Promise<CapSettlement> {
-  const reservation = Number(attempt.reservation);
-  const amounts = settlementAmounts(input.state, reservation, input.costMicrosUsd);
-  if (attempt.run_id !== null) {
-    await client.query(
-      `UPDATE runs SET reserved = reserved - $1, committed = committed + $2, overrun = overrun + $3,
-         unknown_attempts = unknown_attempts + $4 WHERE id = $5`,
-      [reservation, amounts.commit, amounts.overrun, amounts.unknown, attempt.run_id],
-    );
-  }
-  await client.query(
-    'UPDATE attempts SET state = $1, cost = $2, settled_at = $3, outcome = $5 WHERE id = $4',
-    [input.state, amounts.commit, input.settledAt, input.attemptId, input.outcome],
-  );
-  await client.query(
-    `INSERT INTO audit (${AUDIT_COLUMNS})
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22)`,
-    [
-      input.attemptId,
-      attempt.project_id,
-      attempt.key_id,
-      attempt.run_id,
-      attempt.endpoint,
-      attempt.alias,
-      attempt.connection,
-      attempt.profile,
-      attempt.upstream_model,
-      input.state,
-      reservation,
-      amounts.commit,
-      input.usage?.inputTokens ?? null,
-      input.usage?.outputTokens ?? null,
-      input.usage?.cacheCreationInputTokens ?? null,
-      input.usage?.cacheReadInputTokens ?? null,
-      input.outcome,
-      input.httpStatus,
-      Math.round(input.durationMs),
-      amounts.overrun > 0,
-      attempt.created_at,
-      input.settledAt,
-    ],
-  );
-  return { counters: recordedCounters(attempt.cap_counters), reservation, commit: amounts.commit };
+export async function reserveIn(client: pg.PoolClient, input: ReserveInput): Promise<void> {
+  const [outcome] = await reserveBatch(client, [input]);
+  if (outcome) throw outcome.error;
 }
 
 /**
@@ -143,11 +46,8 @@ export async function settleIn(
   input: SettleInput,
 ): Promise<SettledAttempt | undefined> {
   const found = await client.query<Row>('SELECT * FROM attempts WHERE id = $1 FOR UPDATE', [input.attemptId]);
-  const attempt = found.rows[0];
-  if (attempt?.state !== 'reserved') return undefined;
-  const caps = await settleLocked(client, attempt, input);
-  await settleCountersIn(client, counterSettlements([caps]));
-  return settledAttemptFromRow(attempt, caps.commit);
+  const [settled] = await settleLocked(client, found.rows, [input]);
+  return settled && settledAttemptFromRow(settled.attempt, settled.amounts.commit);
 }
 
 export async function renewLeaseIn(
@@ -178,32 +78,27 @@ export async function reapIn(
     liveOwner === undefined ? [nowIso] : [nowIso, liveOwner],
   );
   const nowMs = Date.parse(nowIso);
-  const caps: CapSettlement[] = [];
-  const reaped: ReapedAttempt[] = [];
-  for (const attempt of claimed.rows) {
-    const createdMs = new Date(attempt.created_at as Date | string).getTime();
-    const durationMs = Math.max(0, nowMs - createdMs);
-    const settlement = await settleLocked(client, attempt, {
+  // In the claimed order (run_id, then id): settleLocked locks the Runs in id order and the counters
+  // after every Run, so the reaper never waits for a Run while holding a counter.
+  const settled = await settleLocked(
+    client,
+    claimed.rows,
+    claimed.rows.map((attempt) => ({
       attemptId: String(attempt.id),
-      state: 'unknown',
+      state: 'unknown' as const,
       costMicrosUsd: 0,
       usage: null,
-      outcome: 'lease_expired',
+      outcome: 'lease_expired' as const,
       httpStatus: null,
-      durationMs,
+      durationMs: Math.max(0, nowMs - new Date(attempt.created_at as Date | string).getTime()),
       settledAt: nowIso,
-    });
-    caps.push(settlement);
-    reaped.push({
-      ...settledAttemptFromRow(attempt, settlement.commit),
-      attemptId: String(attempt.id),
-      durationMs,
-    });
-  }
-  // Counters after every Run, so the reaper (which holds several Runs) never waits for a Run while
-  // holding a counter.
-  await settleCountersIn(client, counterSettlements(caps));
-  return reaped;
+    })),
+  );
+  return settled.map(({ attempt, input, amounts }) => ({
+    ...settledAttemptFromRow(attempt, amounts.commit),
+    attemptId: input.attemptId,
+    durationMs: input.durationMs,
+  }));
 }
 
 /** Store.releaseInDoubt on PostgreSQL, inside the caller's READ COMMITTED transaction (see the header). */
@@ -242,8 +137,9 @@ export async function releaseInDoubtIn(
     attemptId: String(attempt.id),
     durationMs: Math.max(0, settledMs - new Date(attempt.created_at as Date | string).getTime()),
   }));
-  await settleBatch(
+  await settleLocked(
     client,
+    found.rows,
     released.map((attempt) => ({
       attemptId: attempt.attemptId,
       state: 'released' as const,

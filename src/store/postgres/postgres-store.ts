@@ -2,8 +2,9 @@
  * PostgreSQL adapter (several replicas share one database). Every operation is one transaction at
  * READ COMMITTED; exactness across replicas comes from row locks and conditional updates, never
  * from reading, deciding in code and writing:
- * - budget admission and the Runs-per-Work-Unit limit are single conditional UPDATEs that
- *   PostgreSQL re-checks against the committed row when they queued behind another writer;
+ * - budget admission is decided under the Run's row lock (a conditional UPDATE that PostgreSQL
+ *   re-checks against the committed row, or the batch's SELECT ... FOR UPDATE), and the
+ *   Runs-per-Work-Unit limit is a conditional UPDATE;
  * - idempotency waits on the unique index of the in-flight duplicate (idempotency.ts);
  * - an Outcome revision locks the head row, and unique indexes catch any race (governance.ts);
  * - ledger details are in ledger.ts; error mapping (503 vs domain errors) in errors.ts.

@@ -14,49 +14,17 @@ import type {
 import type { Idempotency, IdempotentResult, Render } from '../port.js';
 import { batchListSql } from '../resource-lists.js';
 import type { Row } from '../rows.js';
-import { idempotencyConflict } from '../rules.js';
+import { claimIdempotencyKey, storeIdempotentResponse } from './idempotency.js';
 import { insertJob } from './jobs.js';
-import type { SqliteTransaction } from './sqlite-transaction.js';
+import type { SqliteTransaction } from './transaction.js';
 
 const parse = (row: Row | undefined): BatchRecord | undefined =>
   row ? (JSON.parse(String(row.record)) as BatchRecord) : undefined;
 
-/** Replay or conflict for a live stored key, inside the caller's transaction. */
-export function storedIdempotent(
-  db: Database.Database,
-  idempotency: Idempotency,
-): IdempotentResult | undefined {
-  const stored = db
-    .prepare(
-      'SELECT fingerprint, response, expires_at FROM idempotency WHERE project_id = ? AND key_id = ? AND idempotency_key = ?',
-    )
-    .get(idempotency.projectId, idempotency.keyId, idempotency.key) as Row | undefined;
-  if (!stored || String(stored.expires_at) <= idempotency.createdAt) return undefined;
-  if (stored.fingerprint !== idempotency.fingerprint) throw idempotencyConflict();
-  return { status: 200, replayed: true, body: JSON.parse(String(stored.response)) };
-}
-
-export function storeIdempotent(
-  db: Database.Database,
-  idempotency: Idempotency,
-  status: number,
-  body: unknown,
-): void {
-  db.prepare(
-    `INSERT INTO idempotency (project_id, key_id, idempotency_key, fingerprint, status, response, created_at, expires_at)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?)
-     ON CONFLICT (project_id, key_id, idempotency_key) DO UPDATE SET fingerprint = excluded.fingerprint,
-       status = excluded.status, response = excluded.response, created_at = excluded.created_at, expires_at = excluded.expires_at`,
-  ).run(
-    idempotency.projectId,
-    idempotency.keyId,
-    idempotency.key,
-    idempotency.fingerprint,
-    status,
-    JSON.stringify(body),
-    idempotency.createdAt,
-    idempotency.expiresAt,
-  );
+/** Replay or conflict for a live stored key, inside the caller's transaction (idempotency.ts). */
+function storedIdempotent(db: Database.Database, idempotency: Idempotency): IdempotentResult | undefined {
+  const claim = claimIdempotencyKey((text) => db.prepare(text), idempotency);
+  return claim.kind === 'replay' ? { status: 200, replayed: true, body: claim.body } : undefined;
 }
 
 export class SqliteBatches implements BatchesRepository {
@@ -93,7 +61,7 @@ export class SqliteBatches implements BatchesRepository {
       insertJob(this.db, { kind: 'batch', resourceId: batch.id, runAfter: jobRunAfter });
       const body = render(batch);
       // Files and batches answer 200 on creation (vendorb wire); replays answer 200 too.
-      if (idempotency) storeIdempotent(this.db, idempotency, 200, body);
+      if (idempotency) storeIdempotentResponse((text) => this.db.prepare(text), idempotency, 200, body);
       return { status: 200 as const, replayed: false, body };
     });
   }

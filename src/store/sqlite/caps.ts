@@ -4,12 +4,10 @@
  * The decision is taken before anything is written, which keeps the group commit's rule that a
  * refused item has written nothing.
  */
-import type Database from 'better-sqlite3';
 import type { CounterKey, SpendCaps } from '../../ledger/spend-caps.js';
 import { type CounterSettlement, type CounterUsage, counterId } from '../cap-tally.js';
 import type { Row } from '../rows.js';
-
-type Sql = (text: string) => Database.Statement;
+import type { Sql } from './transaction.js';
 
 /** The caps stored on a key (none for an unknown key or a key without caps). */
 export function keyCaps(sql: Sql, keyId: string): SpendCaps {

@@ -13,7 +13,7 @@
  * second. So right after a complete checkpoint the worker makes that first write itself (it
  * rewrites user_version, unused by the gateway, with its own value), under a lock shared with the
  * main thread: the main thread never starts a ledger commit while the worker rewinds (it commits a
- * millisecond later instead, see SqliteStore.flushLedgerQueue), so it never waits in SQLite's busy
+ * millisecond later instead, see group-commit.ts), so it never waits in SQLite's busy
  * handler either. If the main connection writes first, it rewinds (and syncs) as before.
  *
  * The worker is plain JavaScript (eval), so it runs the same under tsc output, tsx and vitest;

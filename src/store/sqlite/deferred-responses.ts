@@ -13,7 +13,7 @@ import {
 } from '../deferred-responses-port.js';
 import type { Row } from '../rows.js';
 import { insertJob } from './jobs.js';
-import type { SqliteTransaction } from './sqlite-transaction.js';
+import type { SqliteTransaction } from './transaction.js';
 
 const parse = (row: Row | undefined): DeferredResponseRecord | undefined =>
   row ? (JSON.parse(String(row.record)) as DeferredResponseRecord) : undefined;

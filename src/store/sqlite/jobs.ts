@@ -6,7 +6,7 @@ import type Database from 'better-sqlite3';
 import { jobFromRow } from '../job-rows.js';
 import { type ClaimInput, type JobRecord, type JobsRepository, jobId, type NewJob } from '../jobs-port.js';
 import type { Row } from '../rows.js';
-import type { SqliteTransaction } from './sqlite-transaction.js';
+import type { SqliteTransaction } from './transaction.js';
 
 /** Inserts a job inside the caller's transaction. */
 export function insertJob(db: Database.Database, job: NewJob): void {

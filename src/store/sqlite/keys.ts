@@ -1,15 +1,63 @@
 /**
- * SQLite keys repository (Store.keys). Runs on the store's connection inside its serial
- * transactions; idempotent writes go through the store's own idempotency runner, so a key, its
- * revocation and the stored response commit together.
+ * Gateway Keys on SQLite: the configured and CLI keys of the Store (the functions below, run inside
+ * the store's transaction or read) and the keys repository (Store.keys). Both run on the store's
+ * connection inside its serial transactions; idempotent writes go through the store's own
+ * idempotency runner (idempotency.ts), so a key, its revocation and the stored response commit
+ * together.
  */
 import type Database from 'better-sqlite3';
 import { GatewayError } from '../../errors/gateway-error.js';
 import type { KeysRepository, NewManagedKey, RevokeKeyInput } from '../keys-port.js';
-import type { Idempotency, IdempotentResult, KeyRecord, Render } from '../port.js';
+import type { Idempotency, IdempotentResult, KeyRecord, NewKey, Render } from '../port.js';
 import { keyFromRow, MANAGED_KEY_COLUMNS, managedKeyValues, type Row } from '../rows.js';
+import type { Sql } from './transaction.js';
 
 type Write<T> = { record: T; status: 200 | 201 };
+
+export function createKeyIn(sql: Sql, key: NewKey): void {
+  sql(
+    'INSERT INTO gateway_keys (id, project_id, secret_hash, scopes, label, created_at) VALUES (?, ?, ?, ?, ?, ?)',
+  ).run(key.id, key.projectId, key.secretHash, JSON.stringify(key.scopes), key.label, key.createdAt);
+}
+
+export function upsertConfiguredKeyIn(sql: Sql, key: NewKey): void {
+  sql(
+    `INSERT INTO gateway_keys (id, project_id, secret_hash, scopes, label, created_at) VALUES (?, ?, ?, ?, ?, ?)
+     ON CONFLICT (id) DO UPDATE SET project_id = excluded.project_id, secret_hash = excluded.secret_hash,
+       scopes = excluded.scopes, label = excluded.label`,
+  ).run(key.id, key.projectId, key.secretHash, JSON.stringify(key.scopes), key.label, key.createdAt);
+}
+
+export function insertKeyIfAbsentIn(sql: Sql, key: NewKey): boolean {
+  return (
+    sql(
+      `INSERT INTO gateway_keys (id, project_id, secret_hash, scopes, label, created_at) VALUES (?, ?, ?, ?, ?, ?)
+       ON CONFLICT (id) DO NOTHING`,
+    ).run(key.id, key.projectId, key.secretHash, JSON.stringify(key.scopes), key.label, key.createdAt)
+      .changes === 1
+  );
+}
+
+export function findKeyByHashIn(sql: Sql, secretHash: string): KeyRecord | undefined {
+  const row = sql('SELECT * FROM gateway_keys WHERE secret_hash = ?').get(secretHash);
+  return row ? keyFromRow(row as Row) : undefined;
+}
+
+export function listKeysIn(sql: Sql, projectId?: string): KeyRecord[] {
+  const rows =
+    projectId === undefined
+      ? sql('SELECT * FROM gateway_keys ORDER BY created_at, id').all()
+      : sql('SELECT * FROM gateway_keys WHERE project_id = ? ORDER BY created_at, id').all(projectId);
+  return (rows as Row[]).map(keyFromRow);
+}
+
+export function revokeKeyIn(sql: Sql, id: string, revokedAt: string): boolean {
+  return (
+    sql('UPDATE gateway_keys SET revoked_at = COALESCE(revoked_at, ?) WHERE id = ?').run(revokedAt, id)
+      .changes > 0
+  );
+}
+
 export type SqliteIdempotent = <T>(
   idempotency: Idempotency,
   render: Render<T>,

@@ -30,21 +30,20 @@ import type {
   WorkUnitSpendQuery,
 } from '../reports-port.js';
 import { auditFromRow, outcomeFromRow, type Row, runFromRow, workUnitFromRow } from '../rows.js';
+import type { Sql, SqliteRead, SqliteTransaction } from './transaction.js';
 
 function withBucketTime(row: Row): Row {
   if (row.bucket !== undefined) row.bucket = sqliteBucketTime(String(row.bucket));
   return row;
 }
 
-export type SqliteRead = <T>(query: () => T) => T;
-
 export class SqliteReports implements ReportsRepository {
   constructor(
     private readonly db: Database.Database,
     private readonly read: SqliteRead,
-    private readonly transaction: SqliteRead,
+    private readonly transaction: SqliteTransaction,
     /** The store's prepared-statement cache. */
-    private readonly sql: (text: string) => Database.Statement,
+    private readonly sql: Sql,
   ) {}
 
   private all(statement: Statement, exact = false): Row[] {
