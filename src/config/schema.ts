@@ -77,7 +77,7 @@ const ProjectSchema = T.Object(
       { additionalProperties: false },
     ),
     outcome_definitions: T.Array(OutcomeDefinitionSchema, { default: [] }),
-    /** Spend caps of the whole Project (micro-USD): lifetime and UTC calendar windows (ledger/spend-caps.ts). */
+    /** Spend caps of the whole Project (micro-USD): lifetime and UTC calendar windows (money/spend-caps.ts). */
     caps: T.Optional(SpendCapsSchema),
     /** Requests and tokens per minute of the whole Project, every key together (model calls only). */
     inference_limits: T.Optional(InferenceLimitsSchema),

@@ -13,7 +13,7 @@
 import type { Static } from '@sinclair/typebox';
 import { type Config, SCOPES } from '../config/schema.js';
 import { GatewayError } from '../errors/gateway-error.js';
-import { spendCapsOf } from '../ledger/spend-caps.js';
+import { spendCapsOf } from '../money/spend-caps.js';
 import { type Clock, parseRfc3339 } from '../lib/clock.js';
 import { newId } from '../lib/ids.js';
 import { hashSecret, newKeySecret } from '../lib/secrets.js';

@@ -10,7 +10,7 @@
  * attempt or request id.
  */
 
-import { SETTLEMENT_OUTCOMES } from '../ledger/attempt-observer.js';
+import { SETTLEMENT_OUTCOMES } from '../money/settlement.js';
 import { ERROR_TYPES } from './error-types.js';
 
 export type MetricType = 'counter' | 'gauge' | 'histogram';

@@ -3,7 +3,7 @@
  * exactly what the code exports (test/generated-docs.test.ts compares the file with this output).
  */
 import { SKIP_CODES } from '../catalogue/eligibility.js';
-import { SETTLEMENT_OUTCOMES } from '../ledger/attempt-observer.js';
+import { SETTLEMENT_OUTCOMES } from '../money/settlement.js';
 import { ERROR_TYPES } from './error-types.js';
 import { METRIC_DEFINITIONS, type MetricDefinition } from './metric-definitions.js';
 import { MAX_VALUES_PER_LABEL } from './metrics.js';

@@ -6,8 +6,9 @@
  * Background work has none. No AsyncLocalStorage: on Node 20 one active store makes every promise
  * of the process pay an async-hook call (about a tenth of a call's CPU, docs/performance.md).
  */
-import type { AttemptTokens, SettlementOutcome } from '../ledger/attempt-observer.js';
+
 import type { RateScope } from '../limits/rate-limit-scope.js';
+import type { AttemptTokens, SettlementOutcome } from '../money/settlement.js';
 
 export interface RequestRecord {
   projectId: string | null;

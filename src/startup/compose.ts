@@ -27,7 +27,7 @@ import { JobWorker, type Sweep } from '../jobs/worker.js';
 import { type AttemptObserver, noAttemptObserver } from '../ledger/attempt-observer.js';
 import { AttemptRunner } from '../ledger/attempt-runner.js';
 import { Ledger } from '../ledger/ledger.js';
-import { projectCapsFrom } from '../ledger/spend-caps.js';
+import { projectCapsFrom } from '../money/spend-caps.js';
 import type { Clock } from '../lib/clock.js';
 import { InferenceRateLimits } from '../limits/inference-limits.js';
 import type { Limiter } from '../limits/limiter.js';

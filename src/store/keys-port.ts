@@ -4,8 +4,9 @@
  * behaves exactly like an unknown one. Idempotent writes store their response in the same
  * transaction (the rendered body never holds the secret: it is shown once, by the caller).
  */
-import type { SpendCaps } from '../ledger/spend-caps.js';
+
 import type { InferenceLimits } from '../limits/inference-limits.js';
+import type { SpendCaps } from '../money/spend-caps.js';
 import type { Idempotency, IdempotentResult, KeyRecord, NewKey, Render } from './port.js';
 
 /** Limits carried by a key row (JSON column `limits`): spend caps and inference rate limits. */

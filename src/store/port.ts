@@ -10,9 +10,9 @@
  * - Governance writes with an idempotency key store their response in the same transaction.
  */
 
-import type { SettlementOutcome } from '../ledger/attempt-observer.js';
-import type { SpendCaps } from '../ledger/spend-caps.js';
 import type { Limiter } from '../limits/limiter.js';
+import type { AttemptUsage, SettlementOutcome } from '../money/settlement.js';
+import type { SpendCaps } from '../money/spend-caps.js';
 import type { BatchesRepository } from './batches-port.js';
 import type { DeferredResponsesRepository } from './deferred-responses-port.js';
 import type { FilesRepository } from './files-port.js';
@@ -197,20 +197,13 @@ export interface ReserveInput {
   upstreamModel: string;
 }
 
-export interface AttemptUsage {
-  inputTokens: number;
-  outputTokens: number;
-  cacheCreationInputTokens: number;
-  cacheReadInputTokens: number;
-}
-
 export interface SettleInput {
   attemptId: string;
   /** 'settled': cost known; 'unknown': commit the full reservation; 'released': nothing reached the upstream. */
   state: Exclude<AttemptState, 'reserved'>;
   costMicrosUsd: number;
   usage: AttemptUsage | null;
-  /** One outcome of the union (ledger/attempt-observer.ts); stored in the attempt and audit rows. */
+  /** One outcome of the union (money/settlement.ts); stored in the attempt and audit rows. */
   outcome: SettlementOutcome;
   httpStatus: number | null;
   durationMs: number;

@@ -6,7 +6,7 @@
  *   a running deferred response cancelled (outcome cancelled_running) -> cancelled_running;
  *   every other unknown -> unknown.
  */
-import { SETTLEMENT_OUTCOMES } from '../ledger/attempt-observer.js';
+import { SETTLEMENT_OUTCOMES } from '../money/settlement.js';
 
 /** SQL mapping an audit row (state, outcome, http_status) to its outcome of the union. */
 export const OUTCOME_OF_AUDIT_ROW = `CASE

@@ -18,7 +18,7 @@ import {
   noAttemptObserver,
 } from '../../src/ledger/attempt-observer.js';
 import { Ledger } from '../../src/ledger/ledger.js';
-import { projectCapsFrom } from '../../src/ledger/spend-caps.js';
+import { projectCapsFrom } from '../../src/money/spend-caps.js';
 import { type Clock, systemClock } from '../../src/lib/clock.js';
 import { newId } from '../../src/lib/ids.js';
 import { createLogger } from '../../src/lib/logger.js';

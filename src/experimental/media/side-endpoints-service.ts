@@ -33,6 +33,8 @@ import type {
   UpstreamExchange,
 } from '../../ledger/attempt-runner.js';
 import type { AttemptPlan } from '../../ledger/ledger.js';
+import type { CancelSignal } from '../../lib/cancel-signal.js';
+import { randomBase32 } from '../../lib/ids.js';
 import {
   embeddingInputBound,
   embeddingsCostOf,
@@ -43,9 +45,7 @@ import {
   speechCostOf,
   transcriptionCostOf,
   transcriptionReservationOf,
-} from '../../ledger/resource-pricing.js';
-import type { CancelSignal } from '../../lib/cancel-signal.js';
-import { randomBase32 } from '../../lib/ids.js';
+} from '../../money/resource-pricing.js';
 import { type ObjectStore, ObjectTooLargeError } from '../../objects/port.js';
 import type { ObjectOwner } from '../../objects/sweep.js';
 import { mapChatError } from '../../primitives/chat-completions/error.js';

@@ -23,8 +23,8 @@ import {
   messagesExchange,
 } from '../../gateway/messages/upstream-attempt.js';
 import { type AttemptRunner, heldAttempt } from '../../ledger/attempt-runner.js';
-import type { Settlement } from '../../ledger/ledger.js';
 import { type Clock, unixSeconds } from '../../lib/clock.js';
+import type { Settlement } from '../../money/settlement.js';
 import { canonicalToResponsesResponse } from '../../primitives/responses/outbound-response.js';
 import type { DeferredResponseRecord } from '../../store/deferred-responses-port.js';
 import type { Store } from '../../store/port.js';

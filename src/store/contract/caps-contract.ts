@@ -6,8 +6,8 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { GatewayError } from '../../errors/gateway-error.js';
-import type { SpendCaps } from '../../ledger/spend-caps.js';
 import { newId } from '../../lib/ids.js';
+import type { SpendCaps } from '../../money/spend-caps.js';
 import type { ReserveInput, Store } from '../port.js';
 import { codeOf, createActiveRun, createKey, type StoreHarness } from './harness.js';
 

@@ -15,7 +15,7 @@ import {
   type CounterKey,
   reservationCounters,
   type SpendCaps,
-} from '../../ledger/spend-caps.js';
+} from '../../money/spend-caps.js';
 import {
   CapTally,
   type CounterSettlement,

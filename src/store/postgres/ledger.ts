@@ -20,8 +20,8 @@
  * Lock order everywhere: attempt, then Run, then spend counters (counterOrder).
  */
 import type pg from 'pg';
-import { type CounterKey, counterKeys, recordedCounters } from '../../ledger/spend-caps.js';
 import { isoTime } from '../../lib/clock.js';
+import { type CounterKey, counterKeys, recordedCounters } from '../../money/spend-caps.js';
 import { counterSettlements } from '../cap-tally.js';
 import type { ReapedAttempt, ReserveInput, SettledAttempt, SettleInput } from '../port.js';
 import { type Row, runFromRow, settledAttemptFromRow } from '../rows.js';

@@ -5,7 +5,7 @@
  * refused item has written nothing.
  */
 import type Database from 'better-sqlite3';
-import type { CounterKey, SpendCaps } from '../../ledger/spend-caps.js';
+import type { CounterKey, SpendCaps } from '../../money/spend-caps.js';
 import { type CounterSettlement, type CounterUsage, counterId } from '../cap-tally.js';
 import type { Row } from '../rows.js';
 

@@ -8,13 +8,13 @@ import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import { GatewayError, StoreUnavailableError } from '../../errors/gateway-error.js';
+import { isoTime } from '../../lib/clock.js';
 import {
   counterKeys,
   recordedCounters,
   reservationCounters,
   type SpendCaps,
-} from '../../ledger/spend-caps.js';
-import { isoTime } from '../../lib/clock.js';
+} from '../../money/spend-caps.js';
 import { CapTally, counterSettlements } from '../cap-tally.js';
 import type {
   AuditEntry,
