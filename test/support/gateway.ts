@@ -18,12 +18,12 @@ import {
   noAttemptObserver,
 } from '../../src/ledger/attempt-observer.js';
 import { Ledger } from '../../src/ledger/ledger.js';
-import { projectCapsFrom } from '../../src/money/spend-caps.js';
 import { type Clock, systemClock } from '../../src/lib/clock.js';
 import { newId } from '../../src/lib/ids.js';
 import { createLogger } from '../../src/lib/logger.js';
 import { hashSecret, newKeySecret } from '../../src/lib/secrets.js';
 import type { Limiter } from '../../src/limits/limiter.js';
+import { projectCapsFrom } from '../../src/money/spend-caps.js';
 import { openObjectStore } from '../../src/objects/open-objects.js';
 import { traceFields } from '../../src/observability/log-fields.js';
 import type { Observability } from '../../src/observability/observability.js';
