@@ -37,9 +37,9 @@ import type { CancelSignal } from '../lib/cancel-signal.js';
 import { isoTime } from '../lib/clock.js';
 import type { InferenceRateLimits, RateTicket } from '../limits/inference-limits.js';
 import { type AttemptUsage, Settlement } from '../money/settlement.js';
+import type { AttemptObserver, RoutedAwayReason } from '../observability/attempt-observer.js';
 import type { RequestRecord } from '../observability/request-scope.js';
 import { NotSentError, UpstreamFailure, type UpstreamResponse } from '../primitives/shared/upstream-call.js';
-import type { AttemptObserver, RoutedAwayReason } from './attempt-observer.js';
 import type { Attempt, AttemptPlan, Ledger } from './ledger.js';
 import { stateOf } from './ledger.js';
 

@@ -18,15 +18,15 @@ import { newTimeOrderedId, randomBase32 } from '../lib/ids.js';
 import type { RateTicket } from '../limits/inference-limits.js';
 import type { Settlement, SettlementOutcome } from '../money/settlement.js';
 import type { SpendCaps } from '../money/spend-caps.js';
-import type { RequestRecord } from '../observability/request-scope.js';
-import type { ReapedAttempt, ReserveInput, SettledAttempt, SettleInput, Store } from '../store/port.js';
 import {
   type AttemptLabels,
   type AttemptObserver,
   type AttemptWatch,
   noAttemptObserver,
   type RefusalReason,
-} from './attempt-observer.js';
+} from '../observability/attempt-observer.js';
+import type { RequestRecord } from '../observability/request-scope.js';
+import type { ReapedAttempt, ReserveInput, SettledAttempt, SettleInput, Store } from '../store/port.js';
 import { InDoubtReservations } from './in-doubt.js';
 
 /** What an attempt is (its observer labels) and what it reserves. One object per attempt. */

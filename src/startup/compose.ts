@@ -24,7 +24,6 @@ import { RateLimiter } from '../governance/rate-limit.js';
 import { GovernanceService } from '../governance/service.js';
 import { Authenticator } from '../http/auth.js';
 import { JobWorker, type Sweep } from '../jobs/worker.js';
-import { type AttemptObserver, noAttemptObserver } from '../ledger/attempt-observer.js';
 import { AttemptRunner } from '../ledger/attempt-runner.js';
 import { Ledger } from '../ledger/ledger.js';
 import type { Clock } from '../lib/clock.js';
@@ -36,6 +35,7 @@ import { LocalFolderObjectStore } from '../objects/local-folder.js';
 import { objectsFolder } from '../objects/open-objects.js';
 import type { ObjectStore } from '../objects/port.js';
 import { type ObjectOwner, sweepObjects } from '../objects/sweep.js';
+import { type AttemptObserver, noAttemptObserver } from '../observability/attempt-observer.js';
 import type { Observability } from '../observability/observability.js';
 import type { Store } from '../store/port.js';
 

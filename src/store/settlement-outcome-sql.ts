@@ -1,5 +1,5 @@
 /**
- * Migration 4 on both adapters: the settlement outcome union (ledger/attempt-observer.ts) replaces
+ * Migration 4 on both adapters: the settlement outcome union (money/settlement.ts) replaces
  * the free-string outcomes of audit rows and is stored on attempt rows too. Existing rows map:
  *   settled with a 2xx status -> completed; settled otherwise -> refused_upstream;
  *   released -> not_sent; reaped (outcome lease_expired) -> lease_expired;

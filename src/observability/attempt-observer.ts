@@ -28,8 +28,8 @@
 
 import type { SkipCode } from '../catalogue/eligibility.js';
 import type { AttemptTokens, SettlementOutcome } from '../money/settlement.js';
-import type { RequestRecord } from '../observability/request-scope.js';
 import type { AttemptIdentity } from '../store/port.js';
+import type { RequestRecord } from './request-scope.js';
 
 /** Why routing skipped a target: a fixed code (catalogue/eligibility.ts SKIP_CODES), never free text. */
 export type RoutedAwayReason = SkipCode;
