@@ -198,7 +198,7 @@ const MessagesModelSchema = T.Object(
 /**
  * Media aliases (issue 15): the model of a speech, transcription, image or moderation request is an
  * alias whose targets name a connection, the upstream model sent there and that model's prices in
- * the unit the endpoint bills. ledger/resource-pricing.ts prices them.
+ * the unit the endpoint bills. money/resource-pricing.ts prices them.
  */
 const SpeechPriceSchema = T.Object(
   { per_million_characters_micros: NonNegativeInteger },

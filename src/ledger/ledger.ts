@@ -62,7 +62,7 @@ function refusalReason(error: unknown): RefusalReason {
 export interface LedgerSettings {
   leaseMs: number;
   reaperIntervalMs: number;
-  /** The Project's spend caps (configuration), admitted with every reservation (spend-caps.ts). */
+  /** The Project's spend caps (configuration), admitted with every reservation (money/spend-caps.ts). */
   projectCaps?: (projectId: string) => SpendCaps | undefined;
 }
 

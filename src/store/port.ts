@@ -90,7 +90,7 @@ export interface ReserveInput {
   reservationMicrosUsd: number;
   /**
    * The Project's spend caps (configuration). The key's caps are read from its row in the same
-   * transaction. Every cap that applies is admitted with the Run, atomically (ledger/spend-caps.ts).
+   * transaction. Every cap that applies is admitted with the Run, atomically (money/spend-caps.ts).
    */
   projectCaps?: SpendCaps;
   /** Epoch ms; used to decide whether the Run has expired and which cap windows the call counts in. */

@@ -1,5 +1,5 @@
 /**
- * The spend-caps contract (ledger/spend-caps.ts), run unchanged on both adapters: Project and key
+ * The spend-caps contract (money/spend-caps.ts), run unchanged on both adapters: Project and key
  * caps over their lifetime, UTC days and UTC months, admitted atomically with the Run, settled on
  * the windows the attempt was reserved in (even after they rolled over), released and committed
  * exactly like the Run, and never taken over their limit by concurrent reservations.

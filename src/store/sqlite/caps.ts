@@ -1,5 +1,5 @@
 /**
- * Spend caps on SQLite (ledger/spend-caps.ts, store/cap-tally.ts), inside the ledger's serial
+ * Spend caps on SQLite (money/spend-caps.ts, store/cap-tally.ts), inside the ledger's serial
  * transaction: one writer, so reading the counters, deciding (CapTally) and writing is exact here.
  * The decision is taken before anything is written, which keeps the group commit's rule that a
  * refused item has written nothing.
