@@ -3,10 +3,10 @@
  * first when configured), from the configuration file given as argv[2]. Prints its URL.
  */
 import { loadConfig } from '../src/config/load.js';
+import { startGateway } from '../src/gateway-server.js';
 import { createLogger } from '../src/lib/logger.js';
 import { startConfiguredTracing } from '../src/observability/configured-tracing.js';
 import { traceFields } from '../src/observability/log-fields.js';
-import { startGateway } from '../src/startup/gateway-server.js';
 
 const config = loadConfig(process.argv[2]!, process.env);
 const tracing = await startConfiguredTracing(config);

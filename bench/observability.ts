@@ -17,7 +17,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
-import type { AttemptLabels } from '../src/ledger/attempt-observer.js';
+import type { AttemptLabels } from '../src/observability/attempt-observer.js';
 import { createObservability } from '../src/observability/observability.js';
 import { instrumentStore } from '../src/observability/store-instrumentation.js';
 import { startSimulator } from '../src/simulator/server.js';

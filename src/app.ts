@@ -19,6 +19,7 @@ import { governanceGuard, registerGovernanceRoutes } from './http/governance-rou
 import { registerHealthRoutes } from './http/health-routes.js';
 import { registerInputGuard } from './http/input-guard.js';
 import { registerMessagesRoutes } from './http/messages-routes.js';
+import { registerMetricsRoute } from './http/metrics-routes.js';
 import { registerModelsRoutes } from './http/models-routes.js';
 import { registerRateLimitHeaders } from './http/rate-limit-headers.js';
 import { registerReportRoutes } from './http/report-routes.js';
@@ -32,7 +33,6 @@ import {
   watchStalledWrites,
 } from './http/socket-limits.js';
 import { registerObservabilityHooks } from './observability/http-hooks.js';
-import { registerMetricsRoute } from './observability/metrics-routes.js';
 import { noObservability } from './observability/observability.js';
 import { requestIdFor } from './observability/request-id.js';
 import { lazyChildLogger } from './observability/request-logger.js';

@@ -10,6 +10,7 @@
 import { Command } from 'commander';
 import { ConfigError, loadConfig } from './config/load.js';
 import { type Config, SCOPES } from './config/schema.js';
+import { startGateway } from './gateway-server.js';
 import { keyBody } from './governance/key-views.js';
 import { type CreateKeyFields, KeysService } from './governance/keys-service.js';
 import { systemClock } from './lib/clock.js';
@@ -18,7 +19,6 @@ import { packageVersion } from './lib/package-version.js';
 import { startConfiguredTracing } from './observability/configured-tracing.js';
 import { traceFields } from './observability/log-fields.js';
 import { bootstrapStore } from './startup/bootstrap.js';
-import { startGateway } from './startup/gateway-server.js';
 import type { HeldListener } from './startup/held-listener.js';
 import { openStore } from './startup/open-store.js';
 import { applyV8Policy } from './startup/v8-policy.js';

@@ -1,7 +1,10 @@
 /**
  * The dependency rules of STYLE.md, checked on the source tree: dependencies point down, a
  * primitive never imports another primitive or anything above it, only the composition root picks
- * a store adapter, and only main.ts reads process.env.
+ * a store adapter, and only main.ts reads process.env. Between top-level folders (and the top-level
+ * files, each its own node) the imports form no cycle of any length, type-only imports included;
+ * money/ stands on lib/ and errors/ alone, and store/ and limits/ never reach up into ledger/ or
+ * observability/.
  */
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
@@ -39,11 +42,89 @@ function violations(rule: (edge: ImportEdge) => boolean): string[] {
 }
 
 const top = (path: string) => path.split('/')[0]!;
+
+/** The folder graph: top-level folder (or top-level file) -> the ones it imports. */
+function folderGraph(): Map<string, Set<string>> {
+  const graph = new Map<string, Set<string>>();
+  for (const edge of edges) {
+    const from = top(edge.from);
+    const to = top(edge.to);
+    if (from === to) continue;
+    if (!graph.has(from)) graph.set(from, new Set());
+    graph.get(from)!.add(to);
+  }
+  return graph;
+}
+
+/** Every strongly connected group of two or more folders (Tarjan): each holds at least one cycle. */
+function folderCycles(graph: Map<string, Set<string>>): string[][] {
+  let next = 0;
+  const index = new Map<string, number>();
+  const low = new Map<string, number>();
+  const stack: string[] = [];
+  const onStack = new Set<string>();
+  const groups: string[][] = [];
+  const visit = (node: string) => {
+    index.set(node, next);
+    low.set(node, next);
+    next += 1;
+    stack.push(node);
+    onStack.add(node);
+    for (const target of graph.get(node) ?? []) {
+      if (!index.has(target)) {
+        visit(target);
+        low.set(node, Math.min(low.get(node)!, low.get(target)!));
+      } else if (onStack.has(target)) {
+        low.set(node, Math.min(low.get(node)!, index.get(target)!));
+      }
+    }
+    if (low.get(node) === index.get(node)) {
+      const group: string[] = [];
+      let member: string;
+      do {
+        member = stack.pop()!;
+        onStack.delete(member);
+        group.push(member);
+      } while (member !== node);
+      if (group.length > 1) groups.push(group.sort());
+    }
+  };
+  for (const node of graph.keys()) if (!index.has(node)) visit(node);
+  return groups;
+}
 const primitiveOf = (path: string) => (path.startsWith('primitives/') ? path.split('/')[1] : undefined);
 
 describe('architecture', () => {
   it('finds the imports it checks', () => {
     expect(edges.length).toBeGreaterThan(300);
+  });
+
+  it('has no import cycle between top-level folders, of any length', () => {
+    const cycles = folderCycles(folderGraph());
+    // Name the imports inside each cyclic group, so a failure says which lines to move.
+    const inside = cycles.map((group) => ({
+      folders: group,
+      imports: violations((edge) => {
+        const from = top(edge.from);
+        const to = top(edge.to);
+        return from !== to && group.includes(from) && group.includes(to);
+      }),
+    }));
+    expect(inside).toEqual([]);
+  });
+
+  it('keeps money/ on lib/ and errors/ alone', () => {
+    const allowed = new Set(['money', 'lib', 'errors']);
+    expect(violations((edge) => top(edge.from) === 'money' && !allowed.has(top(edge.to)))).toEqual([]);
+  });
+
+  it('keeps store/ and limits/ below the ledger and the observers', () => {
+    expect(
+      violations(
+        (edge) =>
+          ['store', 'limits'].includes(top(edge.from)) && ['ledger', 'observability'].includes(top(edge.to)),
+      ),
+    ).toEqual([]);
   });
 
   it('keeps primitives free of vendors, governance, storage and HTTP', () => {
@@ -75,7 +156,16 @@ describe('architecture', () => {
   });
 
   it('keeps the canonical model, the catalogue and the store below the use cases and HTTP', () => {
-    const above = new Set(['gateway', 'experimental', 'governance', 'http', 'startup', 'app.ts', 'main.ts']);
+    const above = new Set([
+      'gateway',
+      'experimental',
+      'governance',
+      'http',
+      'startup',
+      'app.ts',
+      'gateway-server.ts',
+      'main.ts',
+    ]);
     expect(
       violations(
         (edge) =>
@@ -160,7 +250,7 @@ describe('architecture', () => {
           edge.to === 'ledger/ledger.ts' &&
           !edge.from.startsWith('ledger/') &&
           edge.from !== 'startup/compose.ts' &&
-          edge.from !== 'startup/gateway-server.ts' &&
+          edge.from !== 'gateway-server.ts' &&
           !/import type/.test(edge.statement),
       ),
     ).toEqual([]);

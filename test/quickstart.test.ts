@@ -11,8 +11,8 @@ import OpenAI, { toFile } from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseDocument } from 'yaml';
 import { parseConfig } from '../src/config/load.js';
+import { type RunningGateway, startGateway } from '../src/gateway-server.js';
 import { createLogger } from '../src/lib/logger.js';
-import { type RunningGateway, startGateway } from '../src/startup/gateway-server.js';
 
 async function freePort(): Promise<number> {
   return new Promise((resolve) => {

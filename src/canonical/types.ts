@@ -5,6 +5,7 @@
  * wire and translated back into a `MessageResponse` or a sequence of `StreamEvent`s. Field names are
  * the wire's own (snake_case) so a vendora-wire upstream needs no translation at all.
  */
+import type { ErrorType } from '../errors/catalogue.js';
 
 export interface CacheControl {
   type: 'ephemeral';
@@ -210,14 +211,8 @@ export type ContentDelta =
   | { type: 'thinking_delta'; thinking: string }
   | { type: 'signature_delta'; signature: string };
 
-export type ErrorType =
-  | 'invalid_request_error'
-  | 'authentication_error'
-  | 'permission_error'
-  | 'not_found_error'
-  | 'rate_limit_error'
-  | 'api_error'
-  | 'overloaded_error';
+/** The vendora `error.type` values: the error catalogue's vocabulary (errors/catalogue.ts), used here by stream errors. */
+export type { ErrorType };
 
 export type StreamEvent =
   | { type: 'message_start'; message: MessageResponse }

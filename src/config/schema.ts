@@ -77,7 +77,7 @@ const ProjectSchema = T.Object(
       { additionalProperties: false },
     ),
     outcome_definitions: T.Array(OutcomeDefinitionSchema, { default: [] }),
-    /** Spend caps of the whole Project (micro-USD): lifetime and UTC calendar windows (ledger/spend-caps.ts). */
+    /** Spend caps of the whole Project (micro-USD): lifetime and UTC calendar windows (money/spend-caps.ts). */
     caps: T.Optional(SpendCapsSchema),
     /** Requests and tokens per minute of the whole Project, every key together (model calls only). */
     inference_limits: T.Optional(InferenceLimitsSchema),
@@ -198,7 +198,7 @@ const MessagesModelSchema = T.Object(
 /**
  * Media aliases (issue 15): the model of a speech, transcription, image or moderation request is an
  * alias whose targets name a connection, the upstream model sent there and that model's prices in
- * the unit the endpoint bills. ledger/resource-pricing.ts prices them.
+ * the unit the endpoint bills. money/resource-pricing.ts prices them.
  */
 const SpeechPriceSchema = T.Object(
   { per_million_characters_micros: NonNegativeInteger },

@@ -3,7 +3,15 @@
  * status and its type in the vendora and vendorb dialects. docs/errors.md is checked against this
  * table by a test, so adding an error is one row here plus its line there.
  */
-import type { ErrorType } from '../canonical/types.js';
+/** `error.type` in the vendora dialect (the canonical model's stream errors carry it too). */
+export type ErrorType =
+  | 'invalid_request_error'
+  | 'authentication_error'
+  | 'permission_error'
+  | 'not_found_error'
+  | 'rate_limit_error'
+  | 'api_error'
+  | 'overloaded_error';
 
 export interface ErrorEntry {
   status: number;

@@ -1,5 +1,4 @@
-import type { ErrorType } from '../canonical/types.js';
-import { ERROR_CATALOGUE, type ErrorCode } from './catalogue.js';
+import { ERROR_CATALOGUE, type ErrorCode, type ErrorType } from './catalogue.js';
 
 export interface GatewayErrorOptions {
   /** The request field the error is about (vendorb `param`). */

@@ -7,7 +7,7 @@ import aws4 from 'aws4';
 import { Pool } from 'undici';
 import { findProfile, type ProfileRow } from '../catalogue/profiles.js';
 import { type AuthConfig, type Config, type ConnectionConfig, messagesModels } from '../config/schema.js';
-import { type Price, priceFromConfig } from '../ledger/pricing.js';
+import { type Price, priceFromConfig } from '../money/pricing.js';
 import type { UpstreamEndpoint } from '../primitives/shared/upstream-call.js';
 
 export interface Connection extends UpstreamEndpoint {

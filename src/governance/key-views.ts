@@ -1,6 +1,7 @@
 /** Gateway Key records -> /svc/v1 JSON (never the secret or its hash). Status is derived from the clock. */
-import { spendCapsFields } from '../ledger/spend-caps.js';
+
 import { inferenceLimitsFields } from '../limits/limits-source.js';
+import { spendCapsFields } from '../money/spend-caps.js';
 import type { KeyRecord } from '../store/port.js';
 
 export type KeyStatus = 'active' | 'revoked' | 'expired';

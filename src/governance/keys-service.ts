@@ -13,11 +13,11 @@
 import type { Static } from '@sinclair/typebox';
 import { type Config, SCOPES } from '../config/schema.js';
 import { GatewayError } from '../errors/gateway-error.js';
-import { spendCapsOf } from '../ledger/spend-caps.js';
 import { type Clock, parseRfc3339 } from '../lib/clock.js';
 import { newId } from '../lib/ids.js';
 import { hashSecret, newKeySecret } from '../lib/secrets.js';
 import { inferenceLimitsOf } from '../limits/limits-source.js';
+import { spendCapsOf } from '../money/spend-caps.js';
 import type { NewManagedKey } from '../store/keys-port.js';
 import type { IdempotentResult, KeyRecord, Store } from '../store/port.js';
 import { idempotencyOfWrite } from './idempotency.js';

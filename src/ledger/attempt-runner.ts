@@ -6,7 +6,8 @@
  * how to read an error status, and how to read the answer (its cost and usage) or translate its
  * stream. No other code calls the store's reserve, settle or renewLease (test/architecture.test.ts).
  *
- * Settlement table (outcomes: the union in attempt-observer.ts; stored in attempts and audit rows):
+ * Settlement table (outcomes: the union in money/settlement.ts, each built by its constructor there;
+ * stored in attempts and audit rows):
  *   what happened                                             outcome            committed
  *   failed before a byte was sent: body serialisation,        not_sent           0; 400 (client input) or
  *     signing, a bad URL (NotSentError)                                          500 (our bug); never retried
@@ -33,12 +34,12 @@ import type { ErrorType } from '../canonical/types.js';
 import { GatewayError } from '../errors/gateway-error.js';
 import type { CancelSignal } from '../lib/cancel-signal.js';
 import type { InferenceRateLimits, RateTicket } from '../limits/inference-limits.js';
+import { type AttemptUsage, Settlement } from '../money/settlement.js';
+import type { AttemptObserver, RoutedAwayReason } from '../observability/attempt-observer.js';
 import type { RequestRecord } from '../observability/request-scope.js';
 import { NotSentError, UpstreamFailure, type UpstreamResponse } from '../primitives/shared/upstream-call.js';
-import type { AttemptUsage } from '../store/port.js';
-import type { AttemptObserver, RoutedAwayReason } from './attempt-observer.js';
 import { BackgroundAttempt, type BackgroundLedger } from './background-attempt.js';
-import type { Attempt, AttemptPlan, Ledger, Settlement } from './ledger.js';
+import type { Attempt, AttemptPlan, Ledger } from './ledger.js';
 
 export type { AttemptPlan, Settlement };
 export { NotSentError };
@@ -122,24 +123,12 @@ type Opened =
   | { ok: false; error: GatewayError; retryable: boolean; settlement: Settlement }
   | { ok: false; aborted: true };
 
-const NOTHING = 0;
-
 /**
  * Resolves once the writes made in this turn have left: a response's socket is corked until the
  * next tick (Node's http), and setImmediate runs after every tick and the poll for I/O.
  */
 function afterWrites(): Promise<void> {
   return new Promise((resolve) => setImmediate(resolve));
-}
-
-function settlementOf(
-  outcome: Settlement['outcome'],
-  httpStatus: number | null,
-  errorType: string | null,
-  costMicrosUsd = NOTHING,
-  usage: AttemptUsage | null = null,
-): Settlement {
-  return { outcome, costMicrosUsd, usage, httpStatus, errorType };
 }
 
 /** A transport failure's client error. */
@@ -182,7 +171,7 @@ function untranslatable(
             'upstream_error',
             `The upstream ${what} could not be translated: ${(error as Error).message}`,
           ),
-    settlement: settlementOf('unknown', response.status, 'protocol'),
+    settlement: Settlement.unknown('protocol', response.status),
   };
 }
 
@@ -271,7 +260,7 @@ export class AttemptRunner {
     const opened = await this.open(attempt, exchange, signal);
     if (!opened.ok) {
       if ('aborted' in opened) {
-        const settlement = settlementOf('unknown', null, 'client_gone');
+        const settlement = Settlement.unknown('client_gone');
         await attempt.settle(settlement);
         return failedAttempt(clientGone(), false, settlement);
       }
@@ -295,8 +284,7 @@ export class AttemptRunner {
     // the answer or while its body streams. The stream's own early end destroys the body (pipe).
     const opened = await this.open(attempt, exchange, clientSignal);
     if (!opened.ok) {
-      const settlement =
-        'aborted' in opened ? settlementOf('unknown', null, 'client_gone') : opened.settlement;
+      const settlement = 'aborted' in opened ? Settlement.unknown('client_gone') : opened.settlement;
       await attempt.settle(settlement);
       if ('aborted' in opened) return failedAttempt(clientGone(), false, settlement);
       return failedAttempt(opened.error, opened.retryable, settlement);
@@ -385,7 +373,7 @@ export class AttemptRunner {
           ok: false,
           error: localError(error),
           retryable: false,
-          settlement: settlementOf('not_sent', null, `local_${error.fault}`),
+          settlement: Settlement.notSent(`local_${error.fault}`),
         };
       if (!(error instanceof UpstreamFailure)) {
         // Thrown before the request left (an undici argument check, a bug in a builder): nothing was sent.
@@ -393,7 +381,7 @@ export class AttemptRunner {
           ok: false,
           error: localError(new NotSentError('gateway', String(error))),
           retryable: false,
-          settlement: settlementOf('not_sent', null, 'local_gateway'),
+          settlement: Settlement.notSent('local_gateway'),
         };
       }
       if (error.kind === 'aborted') return { ok: false, aborted: true };
@@ -401,7 +389,8 @@ export class AttemptRunner {
         ok: false,
         error: transportError(error),
         retryable: true,
-        settlement: settlementOf(error.kind === 'connect' ? 'not_sent' : 'unknown', null, error.kind),
+        settlement:
+          error.kind === 'connect' ? Settlement.notSent(error.kind) : Settlement.unknown(error.kind),
       };
     }
     attempt?.firstByte();
@@ -411,8 +400,7 @@ export class AttemptRunner {
       ok: false,
       error: refusalError(info),
       retryable: info.retryable,
-      settlement: settlementOf(
-        'refused_upstream',
+      settlement: Settlement.refusedUpstream(
         response.status,
         response.status >= 500 ? 'http_5xx' : `http_${response.status}`,
       ),
@@ -430,8 +418,8 @@ export class AttemptRunner {
       const read = await exchange.read(response);
       const settlement =
         read.costMicrosUsd === null
-          ? settlementOf('unknown', response.status, 'no_cost', NOTHING, read.usage)
-          : settlementOf('completed', response.status, null, read.costMicrosUsd, read.usage);
+          ? Settlement.unknown('no_cost', response.status, read.usage)
+          : Settlement.completed(read.costMicrosUsd, read.usage, response.status);
       return { kind: 'answered', answer: read.answer, settlement, responseModel: read.responseModel };
     } catch (error) {
       if (error instanceof UpstreamFailure) {
@@ -439,7 +427,7 @@ export class AttemptRunner {
           kind: 'failed',
           error: transportError(error),
           retryable: error.kind !== 'aborted',
-          settlement: settlementOf('unknown', response.status, error.kind),
+          settlement: Settlement.unknown(error.kind, response.status),
           aborted: error.kind === 'aborted',
         };
       }
@@ -524,15 +512,13 @@ export class AttemptRunner {
       const usage = reader.usage();
       const model = reader.responseModel?.() ?? null;
       if (complete && usage) {
-        await attempt.settle(settlementOf('completed', 200, null, reader.cost(usage), usage), model);
+        await attempt.settle(Settlement.completed(reader.cost(usage), usage, 200), model);
       } else {
         if (!complete) response.body.destroy();
         await attempt.settle(
-          settlementOf(
-            'unknown',
-            200,
+          Settlement.unknown(
             clientGone ? 'client_gone' : protocol ? 'protocol' : 'stream_incomplete',
-            NOTHING,
+            200,
             usage,
           ),
           model,

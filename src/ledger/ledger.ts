@@ -1,7 +1,7 @@
 /**
  * Attempt bookkeeping through the store port, used only by the attempt runner (attempt-runner.ts,
  * which holds the settlement table): reserve the worst case (conditional on the Run's budget),
- * settle once with an outcome of the union in attempt-observer.ts, renew leases, reap.
+ * settle once with an outcome of the union in money/settlement.ts, renew leases, reap.
  *
  * Settlement and lease renewal never give up on the first store failure: the first try is awaited,
  * later ones run in the background with backoff until the attempt's lease would expire; only then
@@ -16,25 +16,18 @@ import { GatewayError, ReservationUnavailableError, StoreUnavailableError } from
 import { type Clock, isoTime } from '../lib/clock.js';
 import { newTimeOrderedId, randomBase32 } from '../lib/ids.js';
 import type { RateTicket } from '../limits/inference-limits.js';
-import type { RequestRecord } from '../observability/request-scope.js';
-import type {
-  AttemptUsage,
-  ReapedAttempt,
-  ReserveInput,
-  SettledAttempt,
-  SettleInput,
-  Store,
-} from '../store/port.js';
+import type { Settlement, SettlementOutcome } from '../money/settlement.js';
+import type { SpendCaps } from '../money/spend-caps.js';
 import {
   type AttemptLabels,
   type AttemptObserver,
   type AttemptWatch,
   noAttemptObserver,
   type RefusalReason,
-  type SettlementOutcome,
-} from './attempt-observer.js';
+} from '../observability/attempt-observer.js';
+import type { RequestRecord } from '../observability/request-scope.js';
+import type { ReapedAttempt, ReserveInput, SettledAttempt, SettleInput, Store } from '../store/port.js';
 import { InDoubtReservations } from './in-doubt.js';
-import type { SpendCaps } from './spend-caps.js';
 
 /** What an attempt is (its observer labels) and what it reserves. One object per attempt. */
 export interface AttemptPlan extends AttemptLabels {
@@ -66,21 +59,10 @@ function refusalReason(error: unknown): RefusalReason {
   }
 }
 
-/** How an attempt ended: one outcome of the union, the cost when known, what the upstream said. */
-export interface Settlement {
-  outcome: SettlementOutcome;
-  /** The actual cost (completed, refused_upstream); ignored for the outcomes that commit the reservation. */
-  costMicrosUsd: number;
-  usage: AttemptUsage | null;
-  httpStatus: number | null;
-  /** Low-cardinality class of the failure (observer and logs only), for example `timeout`, `http_429`. */
-  errorType: string | null;
-}
-
 export interface LedgerSettings {
   leaseMs: number;
   reaperIntervalMs: number;
-  /** The Project's spend caps (configuration), admitted with every reservation (spend-caps.ts). */
+  /** The Project's spend caps (configuration), admitted with every reservation (money/spend-caps.ts). */
   projectCaps?: (projectId: string) => SpendCaps | undefined;
 }
 

@@ -21,9 +21,13 @@
  */
 import { GatewayError } from '../errors/gateway-error.js';
 import type { Clock } from '../lib/clock.js';
-import { noteRateLimited, type RequestRecord } from '../observability/request-scope.js';
 import type { BucketAnswer, BucketSize, BucketTake, MultiBucketLimiter } from './limiter.js';
-import type { LimitState, RateLimitState } from './rate-limit-scope.js';
+import {
+  type LimitState,
+  noteRateLimited,
+  type RateLimitedRequest,
+  type RateLimitState,
+} from './rate-limit-scope.js';
 
 /** Per-minute limits; an absent one does not apply. */
 export interface InferenceLimits {
@@ -40,7 +44,7 @@ export interface RateSubject {
   keyId: string;
   worstCaseTokens: number;
   /** The client request the attempt serves (its rate scope and log line); absent for background work. */
-  request?: RequestRecord | undefined;
+  request?: RateLimitedRequest | undefined;
 }
 
 /** Tokens an attempt settled with (null: none known). */

@@ -6,7 +6,6 @@
  */
 import type { Config } from '../config/schema.js';
 import type { Clock } from '../lib/clock.js';
-import type { Store } from '../store/port.js';
 import type { InferenceLimits, LimitsSource } from './inference-limits.js';
 
 export interface InferenceLimitsFields {
@@ -35,7 +34,14 @@ function anyLimit(limits: InferenceLimits): InferenceLimits | undefined {
 
 const MAX_CACHED = 10_000;
 
-export function configuredLimitsSource(config: Config, store: Store, clock: Clock): LimitsSource {
+/** The one store read the limits need: a key's record (store/keys-port.ts), which the Store has. */
+export interface KeyRecordReader {
+  keys: {
+    get(projectId: string, keyId: string): Promise<{ limits: InferenceLimits } | undefined>;
+  };
+}
+
+export function configuredLimitsSource(config: Config, store: KeyRecordReader, clock: Clock): LimitsSource {
   const projects = new Map(
     config.projects.map((project) => [project.id, anyLimit(inferenceLimitsOf(project.inference_limits))]),
   );

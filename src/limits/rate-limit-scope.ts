@@ -32,3 +32,34 @@ export interface RateScope {
 export function newRateScope(): RateScope {
   return { requestCounted: false, state: undefined, refusedBy: undefined };
 }
+
+/**
+ * Every rate limit that can refuse a request, and the surface it guards: the `limit` and `surface`
+ * labels of svc_rate_limit_refusals_total (a closed list, so the label stays bounded). A new limit
+ * adds its name here and calls noteRateLimited(name) where it refuses.
+ */
+export const RATE_LIMITS = {
+  /** The per-(Project, key) token bucket in front of every /svc/v1 route. */
+  governance_requests: 'governance',
+  /** Inference rate limits (inference-limits.ts): a key's or a Project's requests or tokens per minute. */
+  key_requests: 'inference',
+  key_tokens: 'inference',
+  project_requests: 'inference',
+  project_tokens: 'inference',
+} as const satisfies Record<string, 'governance' | 'inference'>;
+
+export type RateLimitName = keyof typeof RATE_LIMITS;
+
+/**
+ * What the rate limits write on the client request's record (observability/request-scope.ts
+ * RequestRecord, which has these fields): its rate scope and the limit that refused it.
+ */
+export interface RateLimitedRequest {
+  rate: RateScope | null;
+  rateLimit: RateLimitName | null;
+}
+
+/** Called where a rate limit refuses the request (counted once, when it ends). */
+export function noteRateLimited(record: RateLimitedRequest | undefined, limit: RateLimitName): void {
+  if (record) record.rateLimit = limit;
+}

@@ -14,7 +14,7 @@ import type {
   AttemptWatch,
   RefusalReason,
   RoutedAwayReason,
-} from '../ledger/attempt-observer.js';
+} from './attempt-observer.js';
 import { AttemptSeries, operationName, providerName, type SeriesCache } from './attempt-series.js';
 import { errorClass } from './error-types.js';
 import type { GatewayMetrics } from './metrics.js';

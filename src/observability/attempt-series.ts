@@ -5,7 +5,8 @@
  * are resolved once per distinct value and kept in small maps.
  */
 import type { Gauge } from 'prom-client';
-import type { AttemptLabels, AttemptSettled, SettlementOutcome } from '../ledger/attempt-observer.js';
+import type { SettlementOutcome } from '../money/settlement.js';
+import type { AttemptLabels, AttemptSettled } from './attempt-observer.js';
 import { errorClass } from './error-types.js';
 import type { CounterCell, GatewayMetrics, HistogramCell } from './metrics.js';
 

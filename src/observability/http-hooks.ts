@@ -12,8 +12,9 @@ import { type Context, propagation, ROOT_CONTEXT, type Span, SpanStatusCode } fr
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
 import { plainFieldsLogger } from '../lib/logger.js';
+import { RATE_LIMITS } from '../limits/rate-limit-scope.js';
 import type { CounterCell, GatewayMetrics } from './metrics.js';
-import { newRequestRecord, RATE_LIMITS, type RequestRecord } from './request-scope.js';
+import { newRequestRecord, type RequestRecord } from './request-scope.js';
 import { SpanKind, startSpan, withSpan } from './tracing.js';
 
 interface RequestState {

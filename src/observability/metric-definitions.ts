@@ -10,7 +10,7 @@
  * attempt or request id.
  */
 
-import { SETTLEMENT_OUTCOMES } from '../ledger/attempt-observer.js';
+import { SETTLEMENT_OUTCOMES } from '../money/settlement.js';
 import { ERROR_TYPES } from './error-types.js';
 
 export type MetricType = 'counter' | 'gauge' | 'histogram';
@@ -143,7 +143,7 @@ export const METRIC_DEFINITIONS = [
   {
     name: 'svc_rate_limit_refusals_total',
     type: 'counter',
-    help: 'Requests refused by a rate limit, by surface (governance, inference) and by the limit that refused (a fixed list: RATE_LIMITS in src/observability/request-scope.ts).',
+    help: 'Requests refused by a rate limit, by surface (governance, inference) and by the limit that refused (a fixed list: RATE_LIMITS in src/limits/rate-limit-scope.ts).',
     labels: ['project', 'surface', 'limit'],
   },
   {

@@ -4,13 +4,13 @@
  * the code exports (test/generated-docs.test.ts compares the file with this output).
  */
 import { SKIP_CODES } from '../catalogue/eligibility.js';
-import { SETTLEMENT_OUTCOMES } from '../ledger/attempt-observer.js';
 import { fillDocTemplate } from '../lib/doc-template.js';
+import { RATE_LIMITS } from '../limits/rate-limit-scope.js';
+import { SETTLEMENT_OUTCOMES } from '../money/settlement.js';
 import { ERROR_TYPES } from './error-types.js';
 import { METRIC_DEFINITIONS, type MetricDefinition } from './metric-definitions.js';
 import { MAX_VALUES_PER_LABEL } from './metrics.js';
 import { WELL_FORMED_REQUEST_ID } from './request-id.js';
-import { RATE_LIMITS } from './request-scope.js';
 
 function metricRows(): string {
   return (METRIC_DEFINITIONS as readonly MetricDefinition[])

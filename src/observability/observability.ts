@@ -3,8 +3,9 @@
  * tracing is on, and the AttemptObserver the attempt runner feeds. With everything off this is
  * `noObservability`: noAttemptObserver and no hooks doing more than the request log line.
  */
-import { type AttemptObserver, noAttemptObserver } from '../ledger/attempt-observer.js';
+
 import { logWriteErrors } from '../lib/logger.js';
+import { type AttemptObserver, noAttemptObserver } from './attempt-observer.js';
 import { AttemptRecorder } from './attempt-recorder.js';
 import { GatewayMetrics } from './metrics.js';
 

@@ -6,8 +6,9 @@
  * Background work has none. No AsyncLocalStorage: on Node 20 one active store makes every promise
  * of the process pay an async-hook call (about a tenth of a call's CPU, docs/performance.md).
  */
-import type { AttemptTokens, SettlementOutcome } from '../ledger/attempt-observer.js';
-import type { RateScope } from '../limits/rate-limit-scope.js';
+
+import type { RateLimitName, RateScope } from '../limits/rate-limit-scope.js';
+import type { AttemptTokens, SettlementOutcome } from '../money/settlement.js';
 
 export interface RequestRecord {
   projectId: string | null;
@@ -32,23 +33,6 @@ export interface RequestRecord {
   /** The inference rate-limit state of a /v1 request (limits/rate-limit-scope.ts); null elsewhere. */
   rate: RateScope | null;
 }
-
-/**
- * Every rate limit that can refuse a request, and the surface it guards: the `limit` and `surface`
- * labels of svc_rate_limit_refusals_total (a closed list, so the label stays bounded). A new limit
- * adds its name here and calls noteRateLimited(name) where it refuses.
- */
-export const RATE_LIMITS = {
-  /** The per-(Project, key) token bucket in front of every /svc/v1 route. */
-  governance_requests: 'governance',
-  /** Inference rate limits (src/limits/inference-limits.ts): a key's or a Project's requests or tokens per minute. */
-  key_requests: 'inference',
-  key_tokens: 'inference',
-  project_requests: 'inference',
-  project_tokens: 'inference',
-} as const satisfies Record<string, 'governance' | 'inference'>;
-
-export type RateLimitName = keyof typeof RATE_LIMITS;
 
 export function newRequestRecord(): RequestRecord {
   return {
@@ -76,9 +60,4 @@ export function noteCaller(record: RequestRecord | undefined, projectId: string,
     record.projectId = projectId;
     record.keyId = keyId;
   }
-}
-
-/** Called where a rate limit refuses the request (counted once, when it ends). */
-export function noteRateLimited(record: RequestRecord | undefined, limit: RateLimitName): void {
-  if (record) record.rateLimit = limit;
 }

@@ -1,6 +1,6 @@
 /**
  * Records every refused reservation for the spend report's `refused_reservations`. It is an
- * AttemptObserver (ledger/attempt-observer.ts): the attempt runner calls `refused` when a
+ * AttemptObserver (observability/attempt-observer.ts): the attempt runner calls `refused` when a
  * reservation is not admitted. The refusals of one turn of the event loop are written together,
  * in one store write, after the turn: a flood of refused calls (a client retrying into an
  * exhausted budget or a rate limit) costs one write per turn, not one commit per refusal, and the
@@ -9,8 +9,12 @@
  * already happened).
  */
 import type { Logger } from 'pino';
-import { type AttemptObserver, noAttemptObserver, type RefusalReason } from '../ledger/attempt-observer.js';
 import type { Clock } from '../lib/clock.js';
+import {
+  type AttemptObserver,
+  noAttemptObserver,
+  type RefusalReason,
+} from '../observability/attempt-observer.js';
 import type { Store } from '../store/port.js';
 import type { RefusalRecord } from '../store/reports-port.js';
 

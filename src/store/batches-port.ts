@@ -4,7 +4,7 @@
  * settle from the results) and the ledger attempt covering it. Creation writes the batch, its job
  * and the idempotency record in one transaction. Times are epoch milliseconds.
  */
-import type { Idempotency, IdempotentResult, Render } from './port.js';
+import type { Idempotency, IdempotentResult, Render } from './records.js';
 
 export type BatchStatus =
   | 'validating'

@@ -6,7 +6,7 @@
  */
 
 import type { GatewayError } from '../errors/gateway-error.js';
-import { type CapCounter, type CounterKey, capRefusal } from '../ledger/spend-caps.js';
+import { type CapCounter, type CounterKey, capRefusal } from '../money/spend-caps.js';
 
 export interface CounterUsage {
   committed: number;

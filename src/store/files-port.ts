@@ -4,7 +4,7 @@
  * transaction; every read and write is scoped to a Project, so another Project's id behaves
  * exactly like an unknown one.
  */
-import type { Idempotency, IdempotentResult, Render } from './port.js';
+import type { Idempotency, IdempotentResult, Render } from './records.js';
 
 export type FileStatus = 'processed' | 'error';
 

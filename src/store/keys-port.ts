@@ -4,13 +4,12 @@
  * behaves exactly like an unknown one. Idempotent writes store their response in the same
  * transaction (the rendered body never holds the secret: it is shown once, by the caller).
  */
-import type { SpendCaps } from '../ledger/spend-caps.js';
-import type { InferenceLimits } from '../limits/inference-limits.js';
-import type { Idempotency, IdempotentResult, KeyRecord, NewKey, Render } from './port.js';
+
+import type { Idempotency, IdempotentResult, KeyLimits, KeyRecord, NewKey, Render } from './records.js';
+
+export type { KeyLimits };
 
 /** Limits carried by a key row (JSON column `limits`): spend caps and inference rate limits. */
-export type KeyLimits = SpendCaps & InferenceLimits;
-
 export interface NewManagedKey extends NewKey {
   expiresAt: string | null;
   /** Model aliases the key may use; null = every alias. */

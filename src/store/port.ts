@@ -10,123 +10,33 @@
  * - Governance writes with an idempotency key store their response in the same transaction.
  */
 
-import type { SettlementOutcome } from '../ledger/attempt-observer.js';
-import type { SpendCaps } from '../ledger/spend-caps.js';
 import type { Limiter } from '../limits/limiter.js';
+import type { AttemptUsage, SettlementOutcome } from '../money/settlement.js';
+import type { SpendCaps } from '../money/spend-caps.js';
 import type { BatchesRepository } from './batches-port.js';
 import type { DeferredResponsesRepository } from './deferred-responses-port.js';
 import type { FilesRepository } from './files-port.js';
 import type { JobsRepository } from './jobs-port.js';
-import type { KeyLimits, KeysRepository } from './keys-port.js';
+import type { KeysRepository } from './keys-port.js';
+import type {
+  AttemptIdentity,
+  AttemptState,
+  AuditEntry,
+  FrozenDefinition,
+  Idempotency,
+  IdempotentResult,
+  KeyRecord,
+  NewKey,
+  Outcome,
+  OutcomeDefinition,
+  Render,
+  Run,
+  WorkUnit,
+} from './records.js';
 import type { ReportsRepository } from './reports-port.js';
 
-export interface KeyRecord {
-  id: string;
-  projectId: string;
-  scopes: string[];
-  label: string | null;
-  createdAt: string;
-  revokedAt: string | null;
-  /** Keys created over the API may expire; null = never. */
-  expiresAt: string | null;
-  /** Model aliases the key may use; null = every alias. */
-  models: string[] | null;
-  limits: KeyLimits;
-}
-
-export interface NewKey {
-  id: string;
-  projectId: string;
-  secretHash: string;
-  scopes: string[];
-  label: string | null;
-  createdAt: string;
-}
-
-export type DefinitionKind = 'BOOLEAN' | 'CATEGORICAL';
-
-export interface OutcomeDefinition {
-  projectId: string;
-  id: string;
-  version: number;
-  kind: DefinitionKind;
-  allowedValues: Array<string | boolean>;
-  enabled: boolean;
-}
-
-export interface FrozenDefinition {
-  id: string;
-  version: number;
-}
-
-export interface WorkUnit {
-  id: string;
-  projectId: string;
-  status: 'open' | 'closed';
-  createdAt: string;
-  closedAt: string | null;
-  definitions: FrozenDefinition[];
-}
-
-export interface Run {
-  id: string;
-  projectId: string;
-  workUnitId: string;
-  budgetMicrosUsd: number;
-  committedMicrosUsd: number;
-  reservedMicrosUsd: number;
-  /** Cost committed above the reservations that covered it (should stay 0; see ledger/). */
-  overrunMicrosUsd: number;
-  unknownAttempts: number;
-  /** Stored status; 'expired' is derived from expiresAt at read time (governance/run-view.ts). */
-  status: 'active' | 'closed';
-  createdAt: string;
-  expiresAt: string;
-  closedAt: string | null;
-  closeReason: string | null;
-}
-
-export interface Outcome {
-  id: string;
-  projectId: string;
-  workUnitId: string;
-  definitionId: string;
-  definitionVersion: number;
-  value: string | boolean;
-  reporterKeyId: string;
-  observedAt: string;
-  ingestedAt: string;
-  revision: number;
-  governanceSequence: number;
-  provisional: boolean;
-  evidenceRef: string | null;
-  evidenceSha256: string | null;
-  supersedesOutcomeId: string | null;
-}
-
-/** Identifies one idempotent governance write: scope (Project, key id, key) and request fingerprint. */
-export interface Idempotency {
-  projectId: string;
-  keyId: string;
-  key: string;
-  /** SHA-256 of method, route and canonical JSON body. */
-  fingerprint: string;
-  createdAt: string;
-  expiresAt: string;
-}
-
-/**
- * Outcome of an idempotent write: 201 on first success, 200 on a replay of the stored body or when
- * the write found the state already reached (closing a closed resource with a new key).
- */
-export interface IdempotentResult {
-  status: 200 | 201;
-  replayed: boolean;
-  body: unknown;
-}
-
-/** Builds the response body from the record inside the write transaction, so replays are exact. */
-export type Render<T> = (record: T) => unknown;
+/** The shared records (records.ts) are part of the port. */
+export type * from './records.js';
 
 export interface CreateWorkUnitInput {
   workUnit: WorkUnit;
@@ -171,8 +81,6 @@ export interface WorkUnitView {
 
 // ---- ledger --------------------------------------------------------------------------------
 
-export type AttemptState = 'reserved' | 'settled' | 'unknown' | 'released';
-
 export interface ReserveInput {
   attemptId: string;
   projectId: string;
@@ -182,7 +90,7 @@ export interface ReserveInput {
   reservationMicrosUsd: number;
   /**
    * The Project's spend caps (configuration). The key's caps are read from its row in the same
-   * transaction. Every cap that applies is admitted with the Run, atomically (ledger/spend-caps.ts).
+   * transaction. Every cap that applies is admitted with the Run, atomically (money/spend-caps.ts).
    */
   projectCaps?: SpendCaps;
   /** Epoch ms; used to decide whether the Run has expired and which cap windows the call counts in. */
@@ -197,20 +105,13 @@ export interface ReserveInput {
   upstreamModel: string;
 }
 
-export interface AttemptUsage {
-  inputTokens: number;
-  outputTokens: number;
-  cacheCreationInputTokens: number;
-  cacheReadInputTokens: number;
-}
-
 export interface SettleInput {
   attemptId: string;
   /** 'settled': cost known; 'unknown': commit the full reservation; 'released': nothing reached the upstream. */
   state: Exclude<AttemptState, 'reserved'>;
   costMicrosUsd: number;
   usage: AttemptUsage | null;
-  /** One outcome of the union (ledger/attempt-observer.ts); stored in the attempt and audit rows. */
+  /** One outcome of the union (money/settlement.ts); stored in the attempt and audit rows. */
   outcome: SettlementOutcome;
   httpStatus: number | null;
   durationMs: number;
@@ -226,18 +127,6 @@ export interface ReapedAttempt extends SettledAttempt {
   durationMs: number;
 }
 
-/** Who made an attempt and where it went: stored with it at reservation, copied to its audit entry. */
-export interface AttemptIdentity {
-  projectId: string;
-  keyId: string;
-  runId: string | null;
-  endpoint: string;
-  alias: string;
-  connection: string;
-  profile: string;
-  upstreamModel: string;
-}
-
 /** An attempt as one settlement left it: who and what it was, and what the settlement committed. */
 export interface SettledAttempt extends AttemptIdentity {
   reservationMicrosUsd: number;
@@ -245,22 +134,6 @@ export interface SettledAttempt extends AttemptIdentity {
   committedMicrosUsd: number;
   /** RFC 3339: when the attempt was reserved. */
   createdAt: string;
-}
-
-export interface AuditEntry extends AttemptIdentity {
-  sequence: number;
-  attemptId: string;
-  state: AttemptState;
-  reservationMicrosUsd: number;
-  costMicrosUsd: number;
-  usage: AttemptUsage | null;
-  outcome: SettlementOutcome;
-  httpStatus: number | null;
-  durationMs: number;
-  /** True when the actual cost priced above the reservation (a bug in the worst-case bound). */
-  overran: boolean;
-  createdAt: string;
-  settledAt: string;
 }
 
 export interface AuditQuery {

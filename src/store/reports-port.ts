@@ -4,7 +4,7 @@
  * integers (bigint, summed by the database as integers, never as floats). The use cases in
  * reports/ turn these rows into pages and report bodies.
  */
-import type { AuditEntry, Outcome, Run, WorkUnit } from './port.js';
+import type { AuditEntry, Outcome, Run, WorkUnit } from './records.js';
 
 /** Keyset position of a list ordered by (created_at DESC, id DESC). */
 export interface CreatedPosition {

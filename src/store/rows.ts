@@ -1,5 +1,5 @@
 /** Row -> domain mappers shared by both adapters (column names are the same in both schemas). */
-import type { SettlementOutcome } from '../ledger/attempt-observer.js';
+import type { SettlementOutcome } from '../money/settlement.js';
 import type { NewManagedKey } from './keys-port.js';
 import type {
   AttemptIdentity,

@@ -1,12 +1,12 @@
 /**
- * Migration 4 on both adapters: the settlement outcome union (ledger/attempt-observer.ts) replaces
+ * Migration 4 on both adapters: the settlement outcome union (money/settlement.ts) replaces
  * the free-string outcomes of audit rows and is stored on attempt rows too. Existing rows map:
  *   settled with a 2xx status -> completed; settled otherwise -> refused_upstream;
  *   released -> not_sent; reaped (outcome lease_expired) -> lease_expired;
  *   a running deferred response cancelled (outcome cancelled_running) -> cancelled_running;
  *   every other unknown -> unknown.
  */
-import { SETTLEMENT_OUTCOMES } from '../ledger/attempt-observer.js';
+import { SETTLEMENT_OUTCOMES } from '../money/settlement.js';
 
 /** SQL mapping an audit row (state, outcome, http_status) to its outcome of the union. */
 export const OUTCOME_OF_AUDIT_ROW = `CASE

@@ -4,7 +4,7 @@
  * its endpoint and the `chat` operation, a fallback counted, and the vendorb rate-limit headers.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startMetricsListener } from '../../src/observability/metrics-routes.js';
+import { startMetricsListener } from '../../src/http/metrics-routes.js';
 import { createObservability } from '../../src/observability/observability.js';
 import { type Simulator, startSimulator } from '../../src/simulator/server.js';
 import { rateLimitedConfig } from '../governance/rate-limit-support.js';

@@ -11,7 +11,7 @@ import type {
   AttemptObserver,
   AttemptSettled,
   RefusalReason,
-} from '../../src/ledger/attempt-observer.js';
+} from '../../src/observability/attempt-observer.js';
 import type { Store } from '../../src/store/port.js';
 import type { SimulatedGateway } from '../support/simulated-gateway.js';
 import { messagesHeaders } from '../support/simulated-gateway.js';

@@ -12,13 +12,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseConfig } from '../../src/config/load.js';
+import { type RunningGateway, startGateway as startProductionGateway } from '../../src/gateway-server.js';
 import { createLogger } from '../../src/lib/logger.js';
 import { newKeySecret } from '../../src/lib/secrets.js';
 import { type Simulator, startSimulator } from '../../src/simulator/server.js';
-import {
-  type RunningGateway,
-  startGateway as startProductionGateway,
-} from '../../src/startup/gateway-server.js';
 import type { Store } from '../../src/store/port.js';
 import { baseConfig } from '../support/gateway.js';
 import { createTestDatabase, describePostgres, type TestDatabase } from '../support/postgres.js';

@@ -6,9 +6,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SKIP_CODES } from '../../src/catalogue/eligibility.js';
 import { ManualClock } from '../../src/lib/clock.js';
+import { RATE_LIMITS } from '../../src/limits/rate-limit-scope.js';
 import { METRIC_DEFINITIONS } from '../../src/observability/metric-definitions.js';
 import { createObservability, type Observability } from '../../src/observability/observability.js';
-import { RATE_LIMITS } from '../../src/observability/request-scope.js';
 import { Api, expectSvcError, projectsWith } from '../governance/support.js';
 import { messageBody, postMessages, startGateway } from '../messages/support.js';
 import { call, startTestGateway, type TestGateway } from '../support/gateway.js';

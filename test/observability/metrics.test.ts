@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseConfig } from '../../src/config/load.js';
-import { startMetricsListener } from '../../src/observability/metrics-routes.js';
+import { startMetricsListener } from '../../src/http/metrics-routes.js';
 import { createObservability } from '../../src/observability/observability.js';
 import { Governance, messageBody, postCountTokens, postMessages, startGateway } from '../messages/support.js';
 import { baseConfig, call } from '../support/gateway.js';

@@ -11,7 +11,7 @@
 import type { ReadableSpan } from '@opentelemetry/sdk-trace';
 import { InMemorySpanExporter } from '@opentelemetry/sdk-trace';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { SETTLEMENT_OUTCOMES } from '../../src/ledger/attempt-observer.js';
+import { SETTLEMENT_OUTCOMES } from '../../src/money/settlement.js';
 import { ERROR_TYPES, errorClass } from '../../src/observability/error-types.js';
 import { createObservability } from '../../src/observability/observability.js';
 import { renderObservabilityDoc } from '../../src/observability/observability-doc.js';

@@ -1,8 +1,8 @@
 /** Helpers for the observability tests: scrape and parse /metrics, and sample lookups. */
 import parsePrometheusTextFormat from 'parse-prometheus-text-format';
 import { expect } from 'vitest';
+import { startMetricsListener } from '../../src/http/metrics-routes.js';
 import type { GatewayMetrics } from '../../src/observability/metrics.js';
-import { startMetricsListener } from '../../src/observability/metrics-routes.js';
 
 export interface Sample {
   name: string;

@@ -8,7 +8,7 @@
  */
 import type OpenAI from 'openai';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { EMBEDDING_SPECIAL_TOKENS_PER_INPUT } from '../../src/ledger/resource-pricing.js';
+import { EMBEDDING_SPECIAL_TOKENS_PER_INPUT } from '../../src/money/resource-pricing.js';
 import { createObservability } from '../../src/observability/observability.js';
 import { simulatedVector } from '../../src/simulator/wires/chat-embeddings.js';
 import { Api } from '../governance/support.js';

@@ -12,19 +12,19 @@ import { buildApp } from '../../src/app.js';
 import { parseConfig } from '../../src/config/load.js';
 import { type Config, SCOPES } from '../../src/config/schema.js';
 import { buildUpstreams, type Upstreams } from '../../src/gateway/connections.js';
-import {
-  type AttemptObserver,
-  combineObservers,
-  noAttemptObserver,
-} from '../../src/ledger/attempt-observer.js';
 import { Ledger } from '../../src/ledger/ledger.js';
-import { projectCapsFrom } from '../../src/ledger/spend-caps.js';
 import { type Clock, systemClock } from '../../src/lib/clock.js';
 import { newId } from '../../src/lib/ids.js';
 import { createLogger } from '../../src/lib/logger.js';
 import { hashSecret, newKeySecret } from '../../src/lib/secrets.js';
 import type { Limiter } from '../../src/limits/limiter.js';
+import { projectCapsFrom } from '../../src/money/spend-caps.js';
 import { openObjectStore } from '../../src/objects/open-objects.js';
+import {
+  type AttemptObserver,
+  combineObservers,
+  noAttemptObserver,
+} from '../../src/observability/attempt-observer.js';
 import { traceFields } from '../../src/observability/log-fields.js';
 import type { Observability } from '../../src/observability/observability.js';
 import { instrumentStore } from '../../src/observability/store-instrumentation.js';

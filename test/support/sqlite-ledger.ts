@@ -6,10 +6,10 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pino from 'pino';
-import { type AttemptObserver, noAttemptObserver } from '../../src/ledger/attempt-observer.js';
 import { AttemptRunner } from '../../src/ledger/attempt-runner.js';
 import { Ledger } from '../../src/ledger/ledger.js';
 import { systemClock } from '../../src/lib/clock.js';
+import { type AttemptObserver, noAttemptObserver } from '../../src/observability/attempt-observer.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 
 export interface SqliteLedger {

@@ -27,7 +27,7 @@ import type { Config } from '../../config/schema.js';
 import { GatewayError } from '../../errors/gateway-error.js';
 import type { Connection, ModelTarget, Upstreams } from '../../gateway/connections.js';
 import { planPortable } from '../../gateway/messages/route-plan.js';
-import { inputTokenBound, worstCaseCost } from '../../ledger/pricing.js';
+import { inputTokenBound, worstCaseCost } from '../../money/pricing.js';
 import { ChatLineError, checkChatBatchBody } from '../../primitives/chat-completions/batch-line.js';
 import type { BatchLinePlan } from '../../store/batches-port.js';
 

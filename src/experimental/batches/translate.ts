@@ -12,13 +12,13 @@
 
 import type { Usage } from '../../canonical/types.js';
 import type { PrimitiveBinding } from '../../gateway/primitive-registry.js';
-import { actualCost } from '../../ledger/pricing.js';
+import { actualCost } from '../../money/pricing.js';
+import type { AttemptUsage } from '../../money/settlement.js';
 import { withUpstreamModel } from '../../primitives/chat-completions/batch-line.js';
 import { chatBatchLine } from '../../primitives/chat-completions/batch-lines.js';
 import { messageBatchRequest } from '../../primitives/messages/batch-lines.js';
 import type { LineResult } from '../../primitives/shared/batch-lines.js';
 import type { BatchLinePlan, BatchRequestCounts } from '../../store/batches-port.js';
-import type { AttemptUsage } from '../../store/port.js';
 import { CHAT_LINES, type CheckedLine, type LineFormat } from './lines.js';
 
 export interface Ids {

@@ -5,7 +5,7 @@
  * along the alias's targets on a retryable failure, as /v1/messages does). Each call:
  *   scope + Run (X-Svc-Run-ID) -> strict request check (unknown fields refused before any upstream
  *   call) -> alias -> target -> the attempt runner (ledger/attempt-runner.ts,
- *   which holds the settlement table) with the true worst case (ledger/resource-pricing.ts); this
+ *   which holds the settlement table) with the true worst case (money/resource-pricing.ts); this
  *   file supplies only the wire call and how to read each answer's cost.
  * Speech audio is streamed back with the upstream's content type. A transcription's audio is first
  * streamed into a private spool object (so every field is checked before the upstream sees a byte,
@@ -33,6 +33,8 @@ import type {
   UpstreamExchange,
 } from '../../ledger/attempt-runner.js';
 import type { AttemptPlan } from '../../ledger/ledger.js';
+import type { CancelSignal } from '../../lib/cancel-signal.js';
+import { randomBase32 } from '../../lib/ids.js';
 import {
   embeddingInputBound,
   embeddingsCostOf,
@@ -43,9 +45,7 @@ import {
   speechCostOf,
   transcriptionCostOf,
   transcriptionReservationOf,
-} from '../../ledger/resource-pricing.js';
-import type { CancelSignal } from '../../lib/cancel-signal.js';
-import { randomBase32 } from '../../lib/ids.js';
+} from '../../money/resource-pricing.js';
 import { type ObjectStore, ObjectTooLargeError } from '../../objects/port.js';
 import type { ObjectOwner } from '../../objects/sweep.js';
 import { mapChatError } from '../../primitives/chat-completions/error.js';
@@ -175,7 +175,7 @@ export class MediaService {
   }
 
   /**
-   * Reserved at the input bound (ledger/resource-pricing.ts), which is also the call's worst case
+   * Reserved at the input bound (money/resource-pricing.ts), which is also the call's worst case
    * against tokens-per-minute limits; settled at the input tokens the upstream reports (none
    * reported: the reservation is committed). `encoding_format` goes upstream as sent and the
    * answer comes back as the upstream wrote it (base64 = little-endian float32, decoded by the SDK).

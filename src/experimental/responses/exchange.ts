@@ -6,8 +6,8 @@
  */
 import { GatewayError } from '../../errors/gateway-error.js';
 import type { ReadAnswer, RefusalInfo, UpstreamExchange } from '../../ledger/attempt-runner.js';
-import { actualCost, type Price } from '../../ledger/pricing.js';
 import type { CancelSignal } from '../../lib/cancel-signal.js';
+import { actualCost, type Price } from '../../money/pricing.js';
 import { mapResponsesError } from '../../primitives/responses/error.js';
 import { RESPONSES_PATH } from '../../primitives/responses/fields.js';
 import { modelNamed } from '../../primitives/shared/types.js';

@@ -34,10 +34,11 @@ import { namedConnection, svcRoute, targetOn } from '../../gateway/resource-rout
 import type { Caller } from '../../governance/service.js';
 import type { AttemptRunner } from '../../ledger/attempt-runner.js';
 import type { AttemptPlan } from '../../ledger/ledger.js';
-import { inputTokenBound, type Price, worstCaseCost } from '../../ledger/pricing.js';
 import type { CancelSignal } from '../../lib/cancel-signal.js';
 import type { Clock } from '../../lib/clock.js';
 import { newId } from '../../lib/ids.js';
+import { inputTokenBound, type Price, worstCaseCost } from '../../money/pricing.js';
+import type { Settlement } from '../../money/settlement.js';
 import type { ObjectStore } from '../../objects/port.js';
 import { type DeferredResponseRecord, FINISHED_STATUSES } from '../../store/deferred-responses-port.js';
 import type { Store } from '../../store/port.js';

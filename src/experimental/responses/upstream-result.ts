@@ -4,9 +4,9 @@
  * subset (canonicalUsage splits it for pricing).
  */
 
+import type { AttemptUsage } from '../../money/settlement.js';
 import { canonicalUsage, readResponse } from '../../primitives/responses/response.js';
 import type { DeferredError, DeferredStatus, DeferredUsage } from '../../store/deferred-responses-port.js';
-import type { AttemptUsage } from '../../store/port.js';
 import type { StoredResult } from './view.js';
 
 export interface ReadResult {

@@ -16,8 +16,8 @@ import type { Config } from '../../config/schema.js';
 import { GatewayError } from '../../errors/gateway-error.js';
 import type { Caller } from '../../governance/service.js';
 import type { AttemptRunner } from '../../ledger/attempt-runner.js';
-import { inputTokenBound } from '../../ledger/pricing.js';
 import type { CancelSignal } from '../../lib/cancel-signal.js';
+import { inputTokenBound } from '../../money/pricing.js';
 import type { Upstreams } from '../connections.js';
 import { attachedRun, checkVendoraVersion, routeMode } from './call-headers.js';
 import {

@@ -17,9 +17,10 @@ import type {
   UpstreamExchange,
 } from '../../ledger/attempt-runner.js';
 import type { AttemptPlan } from '../../ledger/ledger.js';
-import { actualCost, type Price, worstCaseCost } from '../../ledger/pricing.js';
 import type { CancelSignal } from '../../lib/cancel-signal.js';
 import { newId } from '../../lib/ids.js';
+import { actualCost, type Price, worstCaseCost } from '../../money/pricing.js';
+import type { AttemptUsage } from '../../money/settlement.js';
 import { buildNativeRequest, passthroughResponse } from '../../primitives/messages/index.js';
 import {
   createSseDecoder,
@@ -40,7 +41,6 @@ import {
   readJsonBody,
   type UpstreamResponse,
 } from '../../primitives/shared/upstream-call.js';
-import type { AttemptUsage } from '../../store/port.js';
 import type { PlannedTarget, RouteMode } from './route-plan.js';
 
 /**

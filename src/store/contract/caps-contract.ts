@@ -1,13 +1,13 @@
 /**
- * The spend-caps contract (ledger/spend-caps.ts), run unchanged on both adapters: Project and key
+ * The spend-caps contract (money/spend-caps.ts), run unchanged on both adapters: Project and key
  * caps over their lifetime, UTC days and UTC months, admitted atomically with the Run, settled on
  * the windows the attempt was reserved in (even after they rolled over), released and committed
  * exactly like the Run, and never taken over their limit by concurrent reservations.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { GatewayError } from '../../errors/gateway-error.js';
-import type { SpendCaps } from '../../ledger/spend-caps.js';
 import { newId } from '../../lib/ids.js';
+import type { SpendCaps } from '../../money/spend-caps.js';
 import type { ReserveInput, Store } from '../port.js';
 import { codeOf, createActiveRun, createKey, type StoreHarness } from './harness.js';
 

@@ -1,7 +1,7 @@
 /** What every store contract suite needs: a fresh store per test and the code of a refusal. */
 import { GatewayError } from '../../errors/gateway-error.js';
-import type { SpendCaps } from '../../ledger/spend-caps.js';
 import { newId } from '../../lib/ids.js';
+import type { SpendCaps } from '../../money/spend-caps.js';
 import type { ReserveInput, Run, SettleInput, Store } from '../port.js';
 
 export interface StoreHarness {

@@ -1,5 +1,5 @@
 /**
- * Spend caps on PostgreSQL (ledger/spend-caps.ts, store/cap-tally.ts), inside the ledger's READ
+ * Spend caps on PostgreSQL (money/spend-caps.ts, store/cap-tally.ts), inside the ledger's READ
  * COMMITTED transaction, after the Run:
  * 1. the counter rows are created if missing (INSERT ... ON CONFLICT DO NOTHING, in counterOrder);
  * 2. they are locked with SELECT ... FOR UPDATE in counterOrder (COLLATE "C"), so concurrent
@@ -15,7 +15,7 @@ import {
   type CounterKey,
   reservationCounters,
   type SpendCaps,
-} from '../../ledger/spend-caps.js';
+} from '../../money/spend-caps.js';
 import {
   CapTally,
   type CounterSettlement,

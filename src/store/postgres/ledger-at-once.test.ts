@@ -1,8 +1,8 @@
 import pg from 'pg';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createTestDatabase, describePostgres, type TestDatabase } from '../../../test/support/postgres.js';
-import type { SpendCaps } from '../../ledger/spend-caps.js';
 import { newId } from '../../lib/ids.js';
+import type { SpendCaps } from '../../money/spend-caps.js';
 import {
   codeOf,
   completedSettlement,

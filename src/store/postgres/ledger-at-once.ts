@@ -21,8 +21,9 @@
  *   others (settled already, unknown, or holding cap counters) go to ledger-batch.ts, for which a
  *   settled attempt is a no-op.
  */
-import { reservationCounters } from '../../ledger/spend-caps.js';
+
 import { isoTime } from '../../lib/clock.js';
+import { reservationCounters } from '../../money/spend-caps.js';
 import type { ReserveInput, SettleInput } from '../port.js';
 import type { Row } from '../rows.js';
 import { attemptColumns } from './ledger-columns.js';

@@ -28,8 +28,8 @@
  * Lock order as everywhere else: attempts, then Runs (ascending id), then spend counters.
  */
 import type pg from 'pg';
-import { type CounterKey, counterKeys, recordedCounters } from '../../ledger/spend-caps.js';
 import { isoTime } from '../../lib/clock.js';
+import { type CounterKey, counterKeys, recordedCounters } from '../../money/spend-caps.js';
 import { counterSettlements } from '../cap-tally.js';
 import type { ReserveInput, SettleInput } from '../port.js';
 import { type Row, runFromRow } from '../rows.js';

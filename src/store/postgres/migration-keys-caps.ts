@@ -1,6 +1,6 @@
 /**
  * PostgreSQL migration 7 (issue 13): Gateway Keys managed over the API (expiry, allowed model
- * aliases, limits) and the spend counters of Project and key caps (ledger/spend-caps.ts).
+ * aliases, limits) and the spend counters of Project and key caps (money/spend-caps.ts).
  * - gateway_keys.models: JSONB array of model aliases, NULL = every alias.
  * - gateway_keys.limits: JSONB object (spend caps), NULL = none.
  * - spend_counters: one row per (scope, owner, period), period `lifetime`, `YYYY-MM-DD` or `YYYY-MM`.

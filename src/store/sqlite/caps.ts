@@ -1,10 +1,10 @@
 /**
- * Spend caps on SQLite (ledger/spend-caps.ts, store/cap-tally.ts), inside the ledger's serial
+ * Spend caps on SQLite (money/spend-caps.ts, store/cap-tally.ts), inside the ledger's serial
  * transaction: one writer, so reading the counters, deciding (CapTally) and writing is exact here.
  * The decision is taken before anything is written, which keeps the group commit's rule that a
  * refused item has written nothing.
  */
-import type { CounterKey, SpendCaps } from '../../ledger/spend-caps.js';
+import type { CounterKey, SpendCaps } from '../../money/spend-caps.js';
 import { type CounterSettlement, type CounterUsage, counterId } from '../cap-tally.js';
 import type { Row } from '../rows.js';
 import type { Sql } from './transaction.js';

@@ -12,13 +12,13 @@
  *   spend counters and the audit entry.
  */
 import { StoreUnavailableError } from '../../errors/gateway-error.js';
+import { isoTime } from '../../lib/clock.js';
 import {
   counterKeys,
   recordedCounters,
   reservationCounters,
   type SpendCaps,
-} from '../../ledger/spend-caps.js';
-import { isoTime } from '../../lib/clock.js';
+} from '../../money/spend-caps.js';
 import { CapTally, counterSettlements } from '../cap-tally.js';
 import type { ReapedAttempt, ReserveInput, SettledAttempt, SettleInput } from '../port.js';
 import { type Row, runFromRow, settledAttemptFromRow } from '../rows.js';

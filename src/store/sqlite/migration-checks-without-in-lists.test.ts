@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
-import { SETTLEMENT_OUTCOMES } from '../../ledger/attempt-observer.js';
+import { SETTLEMENT_OUTCOMES } from '../../money/settlement.js';
 import { SQLITE_MIGRATIONS } from './migrations.js';
 
 const NOW = '2026-01-01T00:00:00.000Z';

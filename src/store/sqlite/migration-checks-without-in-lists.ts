@@ -21,7 +21,7 @@
  * the migration fails and nothing changes.
  */
 import type Database from 'better-sqlite3';
-import { SETTLEMENT_OUTCOMES } from '../../ledger/attempt-observer.js';
+import { SETTLEMENT_OUTCOMES } from '../../money/settlement.js';
 import { OUTCOME_LIST } from '../settlement-outcome-sql.js';
 
 const ATTEMPT_STATES = ['reserved', 'settled', 'unknown', 'released'] as const;

@@ -10,13 +10,34 @@
  *   images         images x price per image; the reservation uses n (default 1).
  *   moderations    one fixed price per request.
  */
-import type {
-  EmbeddingsPriceConfig,
-  ImagePriceConfig,
-  ModerationPriceConfig,
-  SpeechPriceConfig,
-  TranscriptionPriceConfig,
-} from '../config/schema.js';
+/**
+ * The prices as the configuration writes them (config/schema.ts, one per media target), stated
+ * here structurally so money/ depends on no configuration code.
+ */
+export interface SpeechPrice {
+  per_million_characters_micros: number;
+}
+
+export interface TranscriptionPrice {
+  per_minute_micros?: number | undefined;
+  per_second_micros?: number | undefined;
+  max_seconds: number;
+}
+
+export interface ImagePrice {
+  per_image: ReadonlyArray<{ size: string; quality?: string | undefined; micros: number }>;
+  default_size?: string | undefined;
+  default_quality?: string | undefined;
+}
+
+export interface ModerationPrice {
+  per_request_micros: number;
+}
+
+export interface EmbeddingsPrice {
+  input_per_mtok_micros: number;
+  request_fee_micros: number;
+}
 
 function ceilDivide(numerator: bigint, denominator: bigint): number {
   return Number((numerator + denominator - 1n) / denominator);
@@ -54,11 +75,11 @@ export function imagesCost(images: number, perImage: number): number {
 //   embeddings     request fee + ceil(input tokens x price per million / 1e6); reserved at the input
 //                  bound (embeddingInputBound), settled at the usage the upstream reports.
 
-export function speechCostOf(price: SpeechPriceConfig, input: string): number {
+export function speechCostOf(price: SpeechPrice, input: string): number {
   return speechCost(characterCount(input), price.per_million_characters_micros);
 }
 
-export function transcriptionCostOf(price: TranscriptionPriceConfig, seconds: number): number {
+export function transcriptionCostOf(price: TranscriptionPrice, seconds: number): number {
   if (price.per_second_micros !== undefined) {
     const milliseconds = BigInt(Math.ceil(seconds * 1000));
     return ceilDivide(milliseconds * BigInt(price.per_second_micros), 1000n);
@@ -66,7 +87,7 @@ export function transcriptionCostOf(price: TranscriptionPriceConfig, seconds: nu
   return transcriptionCost(seconds, price.per_minute_micros ?? 0);
 }
 
-export function transcriptionReservationOf(price: TranscriptionPriceConfig): number {
+export function transcriptionReservationOf(price: TranscriptionPrice): number {
   return transcriptionCostOf(price, price.max_seconds);
 }
 
@@ -76,7 +97,7 @@ export interface ImageChoice {
 }
 
 /** The concrete size and quality a request asks for; 'auto' and omitted fall back to the defaults. */
-export function resolveImageChoice(price: ImagePriceConfig, requested: ImageChoice): ImageChoice {
+export function resolveImageChoice(price: ImagePrice, requested: ImageChoice): ImageChoice {
   const concrete = (value: string | undefined) =>
     value === undefined || value === 'auto' ? undefined : value;
   return {
@@ -86,7 +107,7 @@ export function resolveImageChoice(price: ImagePriceConfig, requested: ImageChoi
 }
 
 /** Price of one image of this choice (the dearest matching row), or undefined when none is priced. */
-export function imageUnitPrice(price: ImagePriceConfig, choice: ImageChoice): number | undefined {
+export function imageUnitPrice(price: ImagePrice, choice: ImageChoice): number | undefined {
   const rows = price.per_image.filter(
     (row) =>
       (choice.size === undefined || row.size === choice.size) &&
@@ -100,7 +121,7 @@ export function imageUnitPrice(price: ImagePriceConfig, choice: ImageChoice): nu
  * the reserved unit), else the reserved unit.
  */
 export function settledImageUnitPrice(
-  price: ImagePriceConfig,
+  price: ImagePrice,
   reservedUnit: number,
   reported: ImageChoice,
 ): number {
@@ -109,7 +130,7 @@ export function settledImageUnitPrice(
   return unit === undefined ? reservedUnit : Math.min(unit, reservedUnit);
 }
 
-export function moderationCostOf(price: ModerationPriceConfig): number {
+export function moderationCostOf(price: ModerationPrice): number {
   return price.per_request_micros;
 }
 
@@ -142,7 +163,7 @@ export function embeddingInputBound(
   );
 }
 
-export function embeddingsCostOf(price: EmbeddingsPriceConfig, inputTokens: number): number {
+export function embeddingsCostOf(price: EmbeddingsPrice, inputTokens: number): number {
   return (
     price.request_fee_micros +
     ceilDivide(BigInt(inputTokens) * BigInt(price.input_per_mtok_micros), 1_000_000n)

@@ -11,24 +11,24 @@
 
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
-import { buildApp } from '../app.js';
-import { withSimulatorUrl } from '../config/check.js';
-import type { Config } from '../config/schema.js';
-import { buildUpstreams } from '../gateway/connections.js';
-import { combineObservers } from '../ledger/attempt-observer.js';
-import { type Clock, systemClock } from '../lib/clock.js';
-import { openObjectStore } from '../objects/open-objects.js';
-import { type MetricsListener, startMetricsListener } from '../observability/metrics-routes.js';
-import { createObservability } from '../observability/observability.js';
-import { instrumentStore } from '../observability/store-instrumentation.js';
-import { refusalRecorder } from '../reports/refusal-recorder.js';
-import { startSimulator } from '../simulator/server.js';
-import type { Store } from '../store/port.js';
-import { bootstrapStore, ensureQuickstartKey, QUICKSTART_KEY_ID } from './bootstrap.js';
-import { composeLedger } from './compose.js';
-import { HeldListener } from './held-listener.js';
-import { type OpenedLimiter, openLimiter } from './open-limiter.js';
-import { openStore } from './open-store.js';
+import { buildApp } from './app.js';
+import { withSimulatorUrl } from './config/check.js';
+import type { Config } from './config/schema.js';
+import { buildUpstreams } from './gateway/connections.js';
+import { type MetricsListener, startMetricsListener } from './http/metrics-routes.js';
+import { type Clock, systemClock } from './lib/clock.js';
+import { openObjectStore } from './objects/open-objects.js';
+import { combineObservers } from './observability/attempt-observer.js';
+import { createObservability } from './observability/observability.js';
+import { instrumentStore } from './observability/store-instrumentation.js';
+import { refusalRecorder } from './reports/refusal-recorder.js';
+import { startSimulator } from './simulator/server.js';
+import { bootstrapStore, ensureQuickstartKey, QUICKSTART_KEY_ID } from './startup/bootstrap.js';
+import { composeLedger } from './startup/compose.js';
+import { HeldListener } from './startup/held-listener.js';
+import { type OpenedLimiter, openLimiter } from './startup/open-limiter.js';
+import { openStore } from './startup/open-store.js';
+import type { Store } from './store/port.js';
 
 export interface RunningGateway {
   app: FastifyInstance;

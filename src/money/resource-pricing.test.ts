@@ -1,10 +1,10 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import type { ImagePriceConfig } from '../config/schema.js';
 import {
   EMBEDDING_SPECIAL_TOKENS_PER_INPUT,
   embeddingInputBound,
   embeddingsCostOf,
+  type ImagePrice,
   imageUnitPrice,
   moderationCostOf,
   resolveImageChoice,
@@ -14,7 +14,7 @@ import {
   transcriptionReservationOf,
 } from './resource-pricing.js';
 
-const IMAGES: ImagePriceConfig = {
+const IMAGES: ImagePrice = {
   per_image: [
     { size: '1024x1024', quality: 'standard', micros: 40_000 },
     { size: '1024x1024', quality: 'hd', micros: 80_000 },
@@ -71,7 +71,7 @@ describe('media alias pricing', () => {
   });
 
   it('reserves what stays open at the dearest matching row and settles at the reported choice', () => {
-    const open: ImagePriceConfig = { per_image: IMAGES.per_image };
+    const open: ImagePrice = { per_image: IMAGES.per_image };
     expect(imageUnitPrice(open, resolveImageChoice(open, { size: 'auto', quality: 'auto' }))).toBe(120_000);
     expect(imageUnitPrice(open, resolveImageChoice(open, { size: '1024x1024' }))).toBe(80_000);
     expect(settledImageUnitPrice(open, 120_000, { size: '1024x1024', quality: 'standard' })).toBe(40_000);
@@ -81,7 +81,7 @@ describe('media alias pricing', () => {
   });
 
   it('lets a row without quality price every quality of its size', () => {
-    const flat: ImagePriceConfig = { per_image: [{ size: '1024x1024', micros: 20_000 }] };
+    const flat: ImagePrice = { per_image: [{ size: '1024x1024', micros: 20_000 }] };
     expect(imageUnitPrice(flat, resolveImageChoice(flat, { quality: 'hd' }))).toBe(20_000);
     expect(imageUnitPrice(flat, resolveImageChoice(flat, { size: '256x256' }))).toBeUndefined();
   });

@@ -27,29 +27,12 @@
  */
 
 import type { SkipCode } from '../catalogue/eligibility.js';
-import type { RequestRecord } from '../observability/request-scope.js';
+import type { AttemptTokens, SettlementOutcome } from '../money/settlement.js';
 import type { AttemptIdentity } from '../store/port.js';
+import type { RequestRecord } from './request-scope.js';
 
 /** Why routing skipped a target: a fixed code (catalogue/eligibility.ts SKIP_CODES), never free text. */
 export type RoutedAwayReason = SkipCode;
-
-/** Every way an attempt can be settled. Metrics, logs, audit rows and reports use exactly these names. */
-export const SETTLEMENT_OUTCOMES = [
-  /** The upstream answered with usage: its actual cost is committed, the rest released. */
-  'completed',
-  /** The upstream answered an error before generating: its usage is committed (usually 0). */
-  'refused_upstream',
-  /** Nothing left this process (serialisation, signing, connect refused): 0 committed. */
-  'not_sent',
-  /** Sent, but the cost cannot be known (dropped, timed out, client gone): whole reservation. */
-  'unknown',
-  /** A running deferred response or batch was cancelled: whole reservation. */
-  'cancelled_running',
-  /** Never settled before its lease passed (process died): the reaper commits the whole reservation. */
-  'lease_expired',
-] as const;
-
-export type SettlementOutcome = (typeof SETTLEMENT_OUTCOMES)[number];
 
 /** Why a reservation was not admitted. */
 export type RefusalReason =
@@ -72,13 +55,6 @@ export interface AttemptLabels extends AttemptIdentity {
   /** The wire primitive: `messages` | `chat-completions` | `responses` | `generate-content`. */
   primitive: string;
   streamed: boolean;
-}
-
-export interface AttemptTokens {
-  inputTokens: number;
-  outputTokens: number;
-  cacheCreationInputTokens: number;
-  cacheReadInputTokens: number;
 }
 
 export interface AttemptSettled {

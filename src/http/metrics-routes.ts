@@ -7,9 +7,9 @@
  */
 import { createServer, type Server } from 'node:http';
 import type { FastifyInstance } from 'fastify';
-import { type Authenticator, requireScopes } from '../http/auth.js';
-import { requestRecordOf } from './http-hooks.js';
-import type { GatewayMetrics } from './metrics.js';
+import { requestRecordOf } from '../observability/http-hooks.js';
+import type { GatewayMetrics } from '../observability/metrics.js';
+import { type Authenticator, requireScopes } from './auth.js';
 
 export function registerMetricsRoute(
   app: FastifyInstance,
