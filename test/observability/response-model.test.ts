@@ -26,9 +26,8 @@ import {
   startGateway,
   unusedPort,
 } from '../messages/support.js';
-import { call } from '../support/gateway.js';
 import type { SimulatedGateway } from '../support/simulated-gateway.js';
-import { type Sample, scrapeListener, strictSamples, total } from './support.js';
+import { type Sample, scrapeListener, total } from './support.js';
 
 const WIRES = {
   messages: 'vendora.messages.2023-06-01',

@@ -13,7 +13,6 @@ import { createObservability } from '../../src/observability/observability.js';
 import { simulatedVector } from '../../src/simulator/wires/chat-embeddings.js';
 import { Api } from '../governance/support.js';
 import { scrapeListener } from '../observability/support.js';
-import { call } from '../support/gateway.js';
 import {
   type ResourceGateway,
   simulatedConnections,

@@ -25,7 +25,6 @@ import type { AttemptRunner } from '../../ledger/attempt-runner.js';
 import type { BackgroundEnd } from '../../ledger/background-attempt.js';
 import type { Clock } from '../../lib/clock.js';
 import { newId } from '../../lib/ids.js';
-import type { Settlement } from '../../money/settlement.js';
 import type { ObjectStore } from '../../objects/port.js';
 import { UpstreamFailure } from '../../primitives/shared/upstream-call.js';
 import type { BatchError, BatchPatch, BatchRecord, BatchStatus } from '../../store/batches-port.js';

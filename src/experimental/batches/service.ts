@@ -30,7 +30,6 @@ import type { Caller } from '../../governance/service.js';
 import type { AttemptRunner } from '../../ledger/attempt-runner.js';
 import type { Clock } from '../../lib/clock.js';
 import { newId } from '../../lib/ids.js';
-import type { Settlement } from '../../money/settlement.js';
 import type { ObjectStore } from '../../objects/port.js';
 import type { BatchCarrier, BatchRecord } from '../../store/batches-port.js';
 import type { Store } from '../../store/port.js';

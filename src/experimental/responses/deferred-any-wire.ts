@@ -25,7 +25,6 @@ import {
 import type { AttemptRunner } from '../../ledger/attempt-runner.js';
 import type { BackgroundAttempt, BackgroundEnd, SentCall } from '../../ledger/background-attempt.js';
 import { type Clock, unixSeconds } from '../../lib/clock.js';
-import type { Settlement } from '../../money/settlement.js';
 import { canonicalToResponsesResponse } from '../../primitives/responses/outbound-response.js';
 import type { DeferredResponseRecord } from '../../store/deferred-responses-port.js';
 import type { Store } from '../../store/port.js';

@@ -22,7 +22,6 @@ import type { JobContext, JobOutcome } from '../../jobs/worker.js';
 import type { AttemptRunner } from '../../ledger/attempt-runner.js';
 import type { BackgroundEnd, SentCall } from '../../ledger/background-attempt.js';
 import type { Clock } from '../../lib/clock.js';
-import type { Settlement } from '../../money/settlement.js';
 import type { ObjectStore } from '../../objects/port.js';
 import type { DeferredPatch, DeferredResponseRecord } from '../../store/deferred-responses-port.js';
 import type { JobRecord } from '../../store/jobs-port.js';

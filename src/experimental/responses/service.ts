@@ -38,7 +38,6 @@ import type { CancelSignal } from '../../lib/cancel-signal.js';
 import type { Clock } from '../../lib/clock.js';
 import { newId } from '../../lib/ids.js';
 import { inputTokenBound, type Price, worstCaseCost } from '../../money/pricing.js';
-import type { Settlement } from '../../money/settlement.js';
 import type { ObjectStore } from '../../objects/port.js';
 import { type DeferredResponseRecord, FINISHED_STATUSES } from '../../store/deferred-responses-port.js';
 import type { Store } from '../../store/port.js';

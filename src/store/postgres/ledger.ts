@@ -23,9 +23,6 @@
  * Lock order everywhere: attempt, then Run, then spend counters (counterOrder).
  */
 import type pg from 'pg';
-import { isoTime } from '../../lib/clock.js';
-import { type CounterKey, counterKeys, recordedCounters } from '../../money/spend-caps.js';
-import { counterSettlements } from '../cap-tally.js';
 import type { ReapedAttempt, ReserveInput, SettledAttempt, SettleInput } from '../port.js';
 import { type Row, settledAttemptFromRow } from '../rows.js';
 import { reserveBatch, settleLocked } from './ledger-batch.js';
