@@ -4,12 +4,12 @@
  * whose data is not JSON is skipped (the serve path writes only JSON data).
  */
 import type { StreamEvent } from '../../canonical/types.js';
-import { createFastSseDecoder } from '../../primitives/shared/sse.js';
+import { createSseDecoder } from '../../primitives/shared/sse.js';
 
 /** The events of each piece of canonical text, one batch per piece (a face writes each batch at once). */
 export async function* canonicalEventBatches(frames: AsyncGenerator<string>): AsyncGenerator<StreamEvent[]> {
   let batch: StreamEvent[] = [];
-  const decoder = createFastSseDecoder((sse) => {
+  const decoder = createSseDecoder((sse) => {
     try {
       batch.push(JSON.parse(sse.data) as StreamEvent);
     } catch {
