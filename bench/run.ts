@@ -72,6 +72,8 @@ const COMPARE_LOAD =
   COMPARE_DIST && (process.env.BENCH_ONLY === 'streams' || process.env.BENCH_ONLY === 'c64')
     ? process.env.BENCH_ONLY
     : undefined;
+/** BENCH_COMPARE_MODEL=bench-chat: the compared turns go through the messages -> chat-completions translation. */
+const COMPARE_MODEL = process.env.BENCH_COMPARE_MODEL ?? 'bench';
 const ADMIN_URL = process.env.BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const ONLY = process.env.BENCH_ONLY?.split(',');
 /** BENCH_NODE_ARGS="--flag ...": node flags for the SQLite gateway only (A/B of V8 flags). */
@@ -485,7 +487,7 @@ async function compareBuilds(
     load({
       url: `${gateway.url}/v1/messages`,
       headers: callHeaders(gateway, run),
-      body: messagesBody(streams),
+      body: messagesBody(streams, COMPARE_MODEL),
       connections: streams ? 16 : 64,
       pids: [gateway.process.pid],
     });
@@ -504,6 +506,9 @@ async function compareBuilds(
   };
   const mine: [Gateway, string] = [world.sqlite, world.sqliteRun];
   const theirs: [Gateway, string] = [compare, compareRun];
+  // An untimed turn of each first: the warm-up loads go to `bench`, the turns maybe to another alias.
+  await turn(...mine);
+  await turn(...theirs);
   // Both ways round: a place in the turns can read a few per cent low on its own (docs/performance.md,
   // "Eighth round"); the geometric mean of the two series cancels it.
   const first = await series(mine, theirs, 'this build / compared / this build,');
