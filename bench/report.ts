@@ -1,5 +1,5 @@
 /** The benchmark's table: every figure of issue 16 with its ratio to the bare pass-through and its target. */
-import type { Histogram, LoadResult } from './harness.js';
+import { C1_WARM_UP_CALLS, type Histogram, type LoadResult, WARM_UP_SECONDS } from './harness.js';
 
 export interface Figures {
   bare_c64: LoadResult;
@@ -204,7 +204,7 @@ export function report(
     );
   }
   out(
-    `\nsvc gateway benchmark (node ${process.version}, ${run.seconds} s per load, ${run.samples} sequential samples, median of ${run.repeat} run(s); gateways at logging.level ${run.logLevel}; gateways and bare pass-through on core 1)\n`,
+    `\nsvc gateway benchmark (node ${process.version}, ${run.seconds} s per load, ${run.samples} sequential samples, median of ${run.repeat} run(s), each scenario's gateway and reference alternated between repeats; ${WARM_UP_SECONDS} s of warm-up before each measurement, ${C1_WARM_UP_CALLS} untimed calls before each c1 histogram; gateways at logging.level ${run.logLevel}; gateways and bare pass-through on core 1)\n`,
   );
   out('| figure | svc gateway | bare pass-through (or reference) | ratio | target | met |');
   out('|---|---|---|---|---|---|');
