@@ -3,7 +3,7 @@
  * autocannon load, sequential latency histograms and time to first token. Asserts nothing.
  */
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { closeSync, openSync, readFileSync } from 'node:fs';
+import { appendFileSync, closeSync, openSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
@@ -242,6 +242,8 @@ export interface LoadOptions {
   pids?: number[];
   /** Per-connection headers (e.g. a Run id per connection). */
   headersFor?: (connection: number) => Record<string, string>;
+  /** Seconds of load (default BENCH_SECONDS). */
+  seconds?: number;
 }
 
 export async function load(options: LoadOptions): Promise<LoadResult> {
@@ -257,7 +259,7 @@ export async function load(options: LoadOptions): Promise<LoadResult> {
     headers: options.headers,
     body: options.body,
     connections: options.connections,
-    duration: DURATION,
+    duration: options.seconds ?? DURATION,
     pipelining: 1,
     ...(options.headersFor && {
       setupClient: (client: { setHeaders(headers: Record<string, string>): void }) => {
@@ -309,13 +311,20 @@ function histogram(timings: number[]): Histogram {
 }
 
 /**
- * Untimed sequential calls before a concurrency-1 histogram. A load's end (its client cutting the
- * connections of the calls in flight) sends new shapes through code V8 optimized under load, and the
- * functions it deoptimizes run slower for the next thousand or so sequential calls while V8 tiers
- * them up again; without these calls the first token's 200-300 samples fell inside that transient
- * (docs/performance.md, "Eighteenth round").
+ * Untimed sequential calls before a concurrency-1 histogram (BENCH_C1_WARMUP, default 0). A load's
+ * end (its client cutting the connections of the calls in flight) sends new shapes through code V8
+ * optimized under load, and the functions it deoptimizes run slower for the next thousand or so
+ * sequential calls while V8 tiers them up again. An outside harness does not wait for that (it
+ * warms up for BENCH_WARMUP_SECONDS, as a user's traffic arrives), so neither does the benchmark
+ * by default; 1000 gives the fully warm state (docs/performance.md, "How to measure").
  */
-export const C1_WARM_UP_CALLS = Number(process.env.BENCH_C1_WARMUP ?? 1000);
+export const C1_WARM_UP_CALLS = Number(process.env.BENCH_C1_WARMUP ?? 0);
+
+/** Seconds of the same traffic, untimed, before each measured load or histogram (an outside harness's warm-up). */
+export const WARM_UP_SECONDS = Number(process.env.BENCH_WARMUP_SECONDS ?? 2);
+
+/** BENCH_C1_TRACE=<folder>: each c1 histogram also writes its calls' start times and latencies there. */
+const C1_TRACE = process.env.BENCH_C1_TRACE;
 
 /** One POST, its whole answer read. */
 async function postAndRead(url: string, headers: Record<string, string>, payload: string): Promise<void> {
@@ -323,13 +332,17 @@ async function postAndRead(url: string, headers: Record<string, string>, payload
   await response.body.text();
 }
 
+/** `calls` untimed sequential calls, then more for `seconds`. */
 async function warmSequentially(
   url: string,
   headers: Record<string, string>,
   payload: string,
   calls: number,
+  seconds: number,
 ): Promise<void> {
   for (let index = 0; index < calls; index++) await postAndRead(url, headers, payload);
+  const until = performance.now() + seconds * 1000;
+  while (performance.now() < until) await postAndRead(url, headers, payload);
 }
 
 /** What a sequential call is timed until: its whole answer read, or its first content_block_delta. */
@@ -357,8 +370,9 @@ async function timedCall(
 }
 
 /**
- * Sequential calls (concurrency 1), each timed until `until`, after C1_WARM_UP_CALLS untimed ones;
- * `pid`: the serving process, for its CPU per call (per whole stream for the first token).
+ * Sequential calls (concurrency 1), each timed until `until`, after C1_WARM_UP_CALLS untimed ones
+ * and WARM_UP_SECONDS of untimed calls; `pid`: the serving process, for its CPU per call (per whole
+ * stream for the first token). `label`: names the BENCH_C1_TRACE file.
  */
 export async function sequentialLatency(
   url: string,
@@ -367,11 +381,20 @@ export async function sequentialLatency(
   samples: number,
   pid?: number,
   until: Until = 'answer',
+  label = 'c1',
 ): Promise<Histogram> {
-  await warmSequentially(url, headers, payload, C1_WARM_UP_CALLS);
+  await warmSequentially(url, headers, payload, C1_WARM_UP_CALLS, WARM_UP_SECONDS);
   const cpuBefore = pid === undefined ? 0 : cpuSeconds(pid);
   const timings: number[] = [];
-  for (let index = 0; index < samples; index++) timings.push(await timedCall(url, headers, payload, until));
+  const starts: number[] = [];
+  for (let index = 0; index < samples; index++) {
+    starts.push(performance.timeOrigin + performance.now());
+    timings.push(await timedCall(url, headers, payload, until));
+  }
+  if (C1_TRACE) {
+    const lines = starts.map((start, index) => `${start.toFixed(3)} ${timings[index]!.toFixed(3)}`);
+    appendFileSync(join(C1_TRACE, `${label}-${process.pid}.txt`), `${lines.join('\n')}\n`);
+  }
   return withCpu(histogram(timings), pid, cpuBefore, samples);
 }
 

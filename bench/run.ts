@@ -55,6 +55,8 @@ import {
   sequentialLatency,
   start,
   twentyDeltaStreams,
+  type Until,
+  WARM_UP_SECONDS,
 } from './harness.js';
 import { type Figures, report } from './report.js';
 
@@ -70,6 +72,8 @@ const COMPARE_LOAD =
   COMPARE_DIST && (process.env.BENCH_ONLY === 'streams' || process.env.BENCH_ONLY === 'c64')
     ? process.env.BENCH_ONLY
     : undefined;
+/** BENCH_COMPARE_MODEL=bench-chat: the compared turns go through the messages -> chat-completions translation. */
+const COMPARE_MODEL = process.env.BENCH_COMPARE_MODEL ?? 'bench';
 const ADMIN_URL = process.env.BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const ONLY = process.env.BENCH_ONLY?.split(',');
 /** BENCH_NODE_ARGS="--flag ...": node flags for the SQLite gateway only (A/B of V8 flags). */
@@ -236,123 +240,173 @@ async function warmUp(
   }
 }
 
-async function measureOnce(world: World): Promise<Figures> {
-  const { bare, sqlite, directUrl } = world;
+/** One measured figure: a load or a sequential histogram of one process, with its warm-up. */
+interface Step {
+  key: keyof Figures;
+  measure(): Promise<LoadResult | Histogram>;
+}
+
+/**
+ * A load preceded by WARM_UP_SECONDS of the same load, untimed (an outside harness's warm-up: the
+ * process measured comes straight from the previous scenario's load).
+ */
+async function warmedLoad(options: Parameters<typeof load>[0]): Promise<LoadResult> {
+  if (WARM_UP_SECONDS > 0) await load({ ...options, pids: [], seconds: WARM_UP_SECONDS });
+  return load(options);
+}
+
+/**
+ * The scenarios of one repeat, in order; each lists the gateway's steps, then the references'
+ * (the bare pass-through, the simulator directly, or /v1/messages for /v1/chat/completions).
+ * `measureOnce` runs them in this order in even repeats and each scenario's steps reversed in odd
+ * ones, so two repeats make the rounds A B B A of an outside harness.
+ */
+function scenarios(world: World): Array<{ group: string; steps: Step[] }> {
+  const { bare, sqlite, directUrl, sqliteRun } = world;
   const bareUrl = `${bare.url}/v1/messages`;
   const sqliteUrl = `${sqlite.url}/v1/messages`;
-  const sqliteRun = world.sqliteRun;
-  const figures: Figures = {} as Figures;
-  if (want('c64'))
-    figures.bare_c64 = await load({
+  const completionsUrl = `${sqlite.url}/v1/chat/completions`;
+  const gatewayLoad =
+    (stream: boolean, model = 'bench'): Step['measure'] =>
+    () =>
+      warmedLoad({
+        url: sqliteUrl,
+        headers: callHeaders(sqlite, sqliteRun),
+        body: messagesBody(stream, model),
+        connections: stream ? 16 : 64,
+        pids: [sqlite.process.pid],
+      });
+  const bareLoad = (stream: boolean) => () =>
+    warmedLoad({
       url: bareUrl,
       headers: PLAIN,
-      body: messagesBody(false),
-      connections: 64,
+      body: messagesBody(stream),
+      connections: stream ? 16 : 64,
       pids: [bare.pid],
     });
-  if (want('c64'))
-    figures.sqlite_c64 = await load({
-      url: sqliteUrl,
-      headers: callHeaders(sqlite, sqliteRun),
-      body: messagesBody(false),
-      connections: 64,
-      pids: [sqlite.process.pid],
-    });
-  if (want('chat'))
-    figures.chat_c64 = await load({
-      url: sqliteUrl,
-      headers: callHeaders(sqlite, sqliteRun),
-      body: messagesBody(false, 'bench-chat'),
-      connections: 64,
-      pids: [sqlite.process.pid],
-    });
-  if (want('completions')) {
-    const completionsUrl = `${sqlite.url}/v1/chat/completions`;
-    figures.completions_c64 = await load({
+  const completionsLoad = (stream: boolean) => () =>
+    warmedLoad({
       url: completionsUrl,
       headers: chatCallHeaders(sqlite, sqliteRun),
-      body: chatCompletionsBody(false),
-      connections: 64,
+      body: chatCompletionsBody(stream),
+      connections: stream ? 16 : 64,
       pids: [sqlite.process.pid],
-    });
-    figures.completions_streams_c16 = await load({
-      url: completionsUrl,
-      headers: chatCallHeaders(sqlite, sqliteRun),
-      body: chatCompletionsBody(true),
-      connections: 16,
-      pids: [sqlite.process.pid],
-    });
-  }
-  if (want('c1')) {
-    figures.direct_c1 = await sequentialLatency(
-      `${directUrl}/v1/messages`,
-      PLAIN,
-      messagesBody(false),
-      SAMPLES,
-      world.simulatorPid,
-    );
-    figures.bare_c1 = await sequentialLatency(bareUrl, PLAIN, messagesBody(false), SAMPLES, bare.pid);
-  }
-  if (want('c1'))
-    figures.sqlite_c1 = await sequentialLatency(
-      sqliteUrl,
-      callHeaders(sqlite, sqliteRun),
-      messagesBody(false),
-      SAMPLES,
-      sqlite.process.pid,
-    );
-  if (want('chat'))
-    figures.chat_c1 = await sequentialLatency(
-      sqliteUrl,
-      callHeaders(sqlite, sqliteRun),
-      messagesBody(false, 'bench-chat'),
-      SAMPLES,
-      sqlite.process.pid,
-    );
-  if (want('streams'))
-    figures.streams_sqlite_c16 = await load({
-      url: sqliteUrl,
-      headers: callHeaders(sqlite, sqliteRun),
-      body: messagesBody(true),
-      connections: 16,
-      pids: [sqlite.process.pid],
-    });
-  if (want('streams'))
-    figures.streams_bare_c16 = await load({
-      url: bareUrl,
-      headers: PLAIN,
-      body: messagesBody(true),
-      connections: 16,
-      pids: [bare.pid],
     });
   const tokenSamples = Math.max(100, Math.floor(SAMPLES / 10));
-  if (want('first_token')) {
-    figures.first_token_direct = await sequentialLatency(
-      `${directUrl}/v1/messages`,
-      PLAIN,
-      messagesBody(true),
-      tokenSamples,
-      world.simulatorPid,
-      'first_token',
-    );
-    figures.first_token_bare = await sequentialLatency(
-      bareUrl,
-      PLAIN,
-      messagesBody(true),
-      tokenSamples,
-      bare.pid,
-      'first_token',
-    );
+  const sequential =
+    (url: string, headers: Record<string, string>, model: string, until: Until, pid: number, label: string) =>
+    () =>
+      sequentialLatency(
+        url,
+        headers,
+        messagesBody(until === 'first_token', model),
+        until === 'first_token' ? tokenSamples : SAMPLES,
+        pid,
+        until,
+        label,
+      );
+  const gatewayHeaders = callHeaders(sqlite, sqliteRun);
+  const direct = `${directUrl}/v1/messages`;
+  return [
+    {
+      group: 'c64',
+      steps: [
+        { key: 'sqlite_c64', measure: gatewayLoad(false) },
+        { key: 'bare_c64', measure: bareLoad(false) },
+      ],
+    },
+    {
+      group: 'chat',
+      steps: [
+        { key: 'chat_c64', measure: gatewayLoad(false, 'bench-chat') },
+        { key: 'chat_bare_c64', measure: bareLoad(false) },
+      ],
+    },
+    {
+      group: 'c1',
+      steps: [
+        {
+          key: 'sqlite_c1',
+          measure: sequential(sqliteUrl, gatewayHeaders, 'bench', 'answer', sqlite.process.pid, 'gateway'),
+        },
+        {
+          key: 'chat_c1',
+          measure: sequential(sqliteUrl, gatewayHeaders, 'bench-chat', 'answer', sqlite.process.pid, 'chat'),
+        },
+        { key: 'bare_c1', measure: sequential(bareUrl, PLAIN, 'bench', 'answer', bare.pid, 'bare') },
+        {
+          key: 'direct_c1',
+          measure: sequential(direct, PLAIN, 'bench', 'answer', world.simulatorPid, 'direct'),
+        },
+      ],
+    },
+    {
+      group: 'streams',
+      steps: [
+        { key: 'streams_sqlite_c16', measure: gatewayLoad(true) },
+        { key: 'streams_chat_c16', measure: gatewayLoad(true, 'bench-chat') },
+        { key: 'streams_bare_c16', measure: bareLoad(true) },
+      ],
+    },
+    {
+      group: 'first_token',
+      steps: [
+        {
+          key: 'first_token_sqlite',
+          measure: sequential(
+            sqliteUrl,
+            gatewayHeaders,
+            'bench',
+            'first_token',
+            sqlite.process.pid,
+            'token-gateway',
+          ),
+        },
+        {
+          key: 'first_token_chat',
+          measure: sequential(
+            sqliteUrl,
+            gatewayHeaders,
+            'bench-chat',
+            'first_token',
+            sqlite.process.pid,
+            'token-chat',
+          ),
+        },
+        {
+          key: 'first_token_bare',
+          measure: sequential(bareUrl, PLAIN, 'bench', 'first_token', bare.pid, 'token-bare'),
+        },
+        {
+          key: 'first_token_direct',
+          measure: sequential(direct, PLAIN, 'bench', 'first_token', world.simulatorPid, 'token-direct'),
+        },
+      ],
+    },
+    {
+      group: 'completions',
+      steps: [
+        { key: 'completions_c64', measure: completionsLoad(false) },
+        { key: 'completions_streams_c16', measure: completionsLoad(true) },
+        { key: 'completions_messages_c64', measure: gatewayLoad(false, 'bench-chat') },
+        {
+          key: 'completions_messages_streams_c16',
+          measure: gatewayLoad(true, 'bench-chat'),
+        },
+      ],
+    },
+  ];
+}
+
+async function measureOnce(world: World, round: number): Promise<Figures> {
+  const { bare, sqlite } = world;
+  const figures: Figures = {} as Figures;
+  for (const scenario of scenarios(world)) {
+    if (!want(scenario.group)) continue;
+    const steps = round % 2 === 0 ? scenario.steps : [...scenario.steps].reverse();
+    for (const step of steps)
+      (figures as unknown as Record<string, unknown>)[step.key] = await step.measure();
   }
-  if (want('first_token'))
-    figures.first_token_sqlite = await sequentialLatency(
-      sqliteUrl,
-      callHeaders(sqlite, sqliteRun),
-      messagesBody(true),
-      tokenSamples,
-      sqlite.process.pid,
-      'first_token',
-    );
   if (world.postgres && want('pg')) {
     const { postgres, replica, runs } = await startPostgresPair(world.postgres);
     try {
@@ -433,7 +487,7 @@ async function compareBuilds(
     load({
       url: `${gateway.url}/v1/messages`,
       headers: callHeaders(gateway, run),
-      body: messagesBody(streams),
+      body: messagesBody(streams, COMPARE_MODEL),
       connections: streams ? 16 : 64,
       pids: [gateway.process.pid],
     });
@@ -452,6 +506,9 @@ async function compareBuilds(
   };
   const mine: [Gateway, string] = [world.sqlite, world.sqliteRun];
   const theirs: [Gateway, string] = [compare, compareRun];
+  // An untimed turn of each first: the warm-up loads go to `bench`, the turns maybe to another alias.
+  await turn(...mine);
+  await turn(...theirs);
   // Both ways round: a place in the turns can read a few per cent low on its own (docs/performance.md,
   // "Eighth round"); the geometric mean of the two series cancels it.
   const first = await series(mine, theirs, 'this build / compared / this build,');
@@ -641,7 +698,7 @@ async function main() {
     }
     const all: Figures[] = [];
     for (let round = 0; round < REPEAT; round++) {
-      all.push(await measureOnce(world));
+      all.push(await measureOnce(world, round));
       process.stderr.write(`repeat ${round + 1} of ${REPEAT}: ${progressLine(all.at(-1)!)}\n`);
     }
     if (ONLY) process.stdout.write(`${JSON.stringify(medianFigures(all), null, 1)}\n`);

@@ -4,12 +4,19 @@
  *   - translate: a 20-delta vendora answer (one upstream chunk, like the simulator's) to client text,
  *     by decoding every event, translating and encoding it (the path before issue 16's second
  *     round, still used for translated wires) and by forwarding the content events' bytes;
+ *   - the same answer on the chat wire translated to vendora events (messages -> chat-completions),
+ *     read by the spec decoder and by the fast reader, and vendora events written as chat chunks
+ *     (the /v1/chat/completions face re-reading the canonical text);
  *   - bookkeeping: what each stream set up and tore down around it (a lease-renewal interval and an
  *     AbortController chained to the client's signal) against one shared set of open attempts.
  * Asserts that both translations write the same text. Run: node --import tsx bench/stream-path.ts
  */
+import type { StreamEvent } from '../src/canonical/types.js';
+import { ChatChunkWriter } from '../src/primitives/chat-completions/outbound-stream.js';
+import { createChatStreamTranslator } from '../src/primitives/chat-completions/stream.js';
 import { createMessagesStreamTranslator } from '../src/primitives/messages/stream.js';
 import {
+  createFastSseDecoder,
   createSseDecoder,
   createSseForwarder,
   encodeFrame,
@@ -124,10 +131,83 @@ function median(values: number[]): number {
   return sorted[Math.floor(sorted.length / 2)]!;
 }
 
+/** The same answer on the chat wire (data-only chunks, a usage chunk, `[DONE]`), as the simulator sends it. */
+function chatUpstreamBody(): Buffer {
+  const chunk = (choices: unknown[], usage: unknown = null) =>
+    encodeSseEvent(
+      undefined,
+      JSON.stringify({
+        id: 'chatcmpl-sim',
+        object: 'chat.completion.chunk',
+        created: 1_700_000_000,
+        model: 'sim-chat-1',
+        choices,
+        usage,
+      }),
+    );
+  const choice = (delta: unknown, finish: string | null = null) => ({
+    index: 0,
+    delta,
+    logprobs: null,
+    finish_reason: finish,
+  });
+  let text = chunk([choice({ role: 'assistant', content: '' })]);
+  for (let index = 0; index < DELTAS; index++) text += chunk([choice({ content: 'word word ' })]);
+  text += chunk([choice({}, 'stop')]);
+  text += chunk([], { prompt_tokens: 260, completion_tokens: 20, total_tokens: 280 });
+  return Buffer.from(`${text}data: [DONE]\n\n`);
+}
+const CHAT_BODY = chatUpstreamBody();
+
+/** messages -> chat-completions: the chat stream decoded by `decoder`, translated, encoded as vendora events. */
+function chatToMessages(decoder: typeof createSseDecoder): string {
+  const translator = createChatStreamTranslator(CONTEXT, {} as never);
+  let out = '';
+  const reader = decoder((event) => {
+    for (const frame of translator.push(event)) out += encodeFrame(frame);
+  });
+  reader.feed(CHAT_BODY);
+  reader.end();
+  for (const frame of translator.end().frames) out += encodeFrame(frame);
+  return out;
+}
+
+const CANONICAL_TEXT = chatToMessages(createSseDecoder);
+
+/** /v1/chat/completions: the canonical text read back by `decoder` and written as chat chunks. */
+function canonicalToChat(decoder: typeof createSseDecoder): string {
+  const writer = new ChatChunkWriter(
+    { id: 'chatcmpl-1', created: 1_700_000_000, model: 'bench-chat' },
+    true,
+    () => ({
+      message: '',
+      type: 'server_error',
+      param: null,
+      code: null,
+    }),
+  );
+  let out = '';
+  const reader = decoder((sse) => {
+    out += writer.event(JSON.parse(sse.data) as StreamEvent);
+  });
+  reader.feed(CANONICAL_TEXT);
+  reader.end();
+  return out;
+}
+
 if (decodeTranslateEncode() !== forward()) throw new Error('the two paths write different text');
+if (
+  chatToMessages(createFastSseDecoder) !== CANONICAL_TEXT ||
+  canonicalToChat(createFastSseDecoder) !== canonicalToChat(createSseDecoder)
+)
+  throw new Error('the two chat readers write different text');
 const cases: Array<[string, () => unknown]> = [
   ['translate: decode, translate, encode every event', decodeTranslateEncode],
   ['translate: forward the content events', forward],
+  ['chat wire -> vendora events, spec decoder', () => chatToMessages(createSseDecoder)],
+  ['chat wire -> vendora events, fast reader', () => chatToMessages(createFastSseDecoder)],
+  ['vendora events -> chat chunks, spec decoder', () => canonicalToChat(createSseDecoder)],
+  ['vendora events -> chat chunks, fast reader', () => canonicalToChat(createFastSseDecoder)],
   ['bookkeeping: interval + AbortController per stream', timerAndAbortPerStream],
   ['bookkeeping: one shared set of open attempts', sharedSet],
 ];

@@ -23,9 +23,9 @@ import { actualCost, type Price, worstCaseCost } from '../../money/pricing.js';
 import type { AttemptUsage } from '../../money/settlement.js';
 import { buildNativeRequest, passthroughResponse } from '../../primitives/messages/index.js';
 import {
-  createSseDecoder,
   createSseForwarder,
   encodeFrame,
+  forwardsNothing,
   type SseDecoder,
 } from '../../primitives/shared/sse.js';
 import type {
@@ -158,17 +158,16 @@ class MessagesExchange implements UpstreamExchange<unknown>, StreamReader {
         this.pending += encodeFrame(frame);
       }
     };
-    // Same wire as the client's: content events go out as the bytes they came in as.
-    const forwards = translator.forwards?.bind(translator);
-    this.decoder = forwards
-      ? createSseForwarder({
-          forwards,
-          raw: (text) => {
-            this.pending += text;
-          },
-          event: onEvent,
-        })
-      : createSseDecoder(onEvent);
+    // Same wire as the client's: content events go out as the bytes they came in as. Another
+    // wire's events are all decoded, by the same fast reader (the chat wire's data-only events too).
+    const forwards = translator.forwards?.bind(translator) ?? forwardsNothing;
+    this.decoder = createSseForwarder({
+      forwards,
+      raw: (text) => {
+        this.pending += text;
+      },
+      event: onEvent,
+    });
     return this;
   }
 

@@ -34,22 +34,31 @@ export class ChatChunkWriter {
   /** Canonical block index -> tool call index, for tool_use blocks. */
   private readonly toolIndex = new Map<number, number>();
   private finished = false;
+  /** Every chunk's text up to its delta, and after its finish reason: the same for the whole stream. */
+  private readonly head: string;
+  private readonly tail: string;
 
   constructor(
     private readonly context: ChatOutboundContext,
     private readonly includeUsage: boolean,
     private readonly errorOf: ChatStreamError,
-  ) {}
+  ) {
+    // JSON.stringify of {id, object, created, model, choices: [{index, delta, logprobs, finish_reason}], usage?},
+    // cut around the parts that change (the delta and the finish reason).
+    const envelope = JSON.stringify({
+      id: context.id,
+      object: 'chat.completion.chunk',
+      created: context.created,
+      model: context.model,
+      choices: [],
+    });
+    this.head = `data: ${envelope.slice(0, -'[]}'.length)}[{"index":0,"delta":`;
+    this.tail = `}]${includeUsage ? ',"usage":null' : ''}}\n\n`;
+  }
 
   private chunk(delta: Record<string, unknown>, finishReason: string | null = null): string {
-    return frame({
-      id: this.context.id,
-      object: 'chat.completion.chunk',
-      created: this.context.created,
-      model: this.context.model,
-      choices: [{ index: 0, delta, logprobs: null, finish_reason: finishReason }],
-      ...(this.includeUsage ? { usage: null } : {}),
-    });
+    const finish = finishReason === null ? 'null' : JSON.stringify(finishReason);
+    return `${this.head}${JSON.stringify(delta)},"logprobs":null,"finish_reason":${finish}${this.tail}`;
   }
 
   private addUsage(usage: Partial<Usage> | undefined): void {

@@ -162,6 +162,36 @@ describe('canonical stream -> chat.completion.chunk events', () => {
     });
   });
 
+  it('writes each chunk as JSON.stringify writes the whole chunk object, with a name and model that need escaping', () => {
+    for (const includeUsage of [true, false]) {
+      const context = { id: 'chatcmpl-"é"\\', created: 1_700_000_001, model: 'al"ias ☃' };
+      const writer = new ChatChunkWriter(context, includeUsage, () => ({
+        message: '',
+        type: 'server_error',
+        param: null,
+        code: null,
+      }));
+      const frames = EVENTS.slice(0, -1)
+        .map((event) => writer.event(event))
+        .filter(Boolean);
+      for (const frame of frames) {
+        const parsed = data(frame);
+        expect(frame).toBe(`data: ${JSON.stringify(parsed)}\n\n`);
+        expect(Object.keys(parsed)).toEqual([
+          'id',
+          'object',
+          'created',
+          'model',
+          'choices',
+          ...(includeUsage ? ['usage'] : []),
+        ]);
+        expect(parsed).toMatchObject({ id: context.id, model: context.model, created: context.created });
+        expect(Object.keys(parsed.choices[0])).toEqual(['index', 'delta', 'logprobs', 'finish_reason']);
+      }
+      expect(data(frames.at(-1)!).choices[0].finish_reason).toBe('tool_calls');
+    }
+  });
+
   it('without include_usage: no usage field and no usage chunk', () => {
     const chunks = render(false).slice(0, -1).map(data);
     expect(chunks.every((chunk) => !('usage' in chunk) && chunk.choices.length === 1)).toBe(true);

@@ -58,12 +58,23 @@ export function emptyBlocks(): Blocks {
   };
 }
 
-/** A copy the step function may change without touching the state it was given. */
+/** A copy the step function may change without touching the state it was given (it runs per chunk). */
 export function copyBlocks(blocks: Blocks): Blocks {
-  const copyCall = (call: ToolCallProgress): ToolCallProgress => ({ ...call });
   const open: OpenBlock | undefined =
     blocks.open?.kind === 'tool' ? { ...blocks.open, call: copyCall(blocks.open.call) } : blocks.open;
-  return { ...blocks, open, waiting: blocks.waiting.map(copyCall), closed: blocks.closed.map(copyCall) };
+  return {
+    nextBlockIndex: blocks.nextBlockIndex,
+    open,
+    waiting: blocks.waiting.length === 0 ? [] : blocks.waiting.map(copyCall),
+    closed: blocks.closed.length === 0 ? [] : blocks.closed.map(copyCall),
+    trailingText: blocks.trailingText,
+    toolCallsSeen: blocks.toolCallsSeen,
+    refused: blocks.refused,
+  };
+}
+
+function copyCall(call: ToolCallProgress): ToolCallProgress {
+  return { ...call };
 }
 
 export function addText(blocks: Blocks, text: string, events: StreamEvent[]): void {

@@ -76,6 +76,19 @@ function expectWellFormed(events: StreamEvent[]): void {
 }
 
 describe('chat stream translator', () => {
+  it('writes a text delta as JSON.stringify writes the event, whatever the text holds', () => {
+    const translator = createChatStreamTranslator(context, { tokenField: 'max_tokens' });
+    translator.push({ data: chunk({ role: 'assistant', content: '' }) });
+    for (const text of ['Hel', 'a "quote" \\ and\nnew line', 'é ☃ 😀 \u2028 \u0001', '</script>']) {
+      const frames = translator.push({ data: chunk({ content: text }) });
+      const delta = frames.at(-1)!;
+      expect(delta.event).toBe('content_block_delta');
+      expect(delta.data).toBe(
+        JSON.stringify({ type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text } }),
+      );
+    }
+  });
+
   it('translates a text stream and waits for the usage chunk before message_delta', () => {
     const translator = createChatStreamTranslator(context, { tokenField: 'max_tokens' });
     const types = (data: string) => translator.push({ data }).map((clientFrame) => clientFrame.event);

@@ -15,6 +15,7 @@
 import type { StopReason, StreamEvent, Usage } from '../../canonical/types.js';
 import { ZERO_USAGE } from '../../canonical/types.js';
 import {
+  type ClientFrame,
   frame,
   modelNamed,
   type SseEvent,
@@ -212,6 +213,18 @@ export function parseChatSseEvent(event: SseEvent): ChatStreamInput | undefined 
   return { kind: 'chunk', chunk: chunk as ChatCompletionChunk };
 }
 
+/**
+ * `frame(event)`; a text delta, most of a stream's events, is written around its text alone: the
+ * text that JSON.stringify writes for the object addText (stream-blocks.ts) makes.
+ */
+function frameOf(event: StreamEvent): ClientFrame {
+  if (event.type !== 'content_block_delta' || event.delta.type !== 'text_delta') return frame(event);
+  return {
+    event: 'content_block_delta',
+    data: `{"type":"content_block_delta","index":${event.index},"delta":{"type":"text_delta","text":${JSON.stringify(event.delta.text)}}}`,
+  };
+}
+
 export function createChatStreamTranslator(
   context: TranslateContext,
   _options: ChatOptions,
@@ -225,7 +238,7 @@ export function createChatStreamTranslator(
       if (model === undefined && input.kind === 'chunk') model = modelNamed(input.chunk);
       const result = step(state, input, context);
       state = result.state;
-      return result.events.map(frame);
+      return result.events.map(frameOf);
     },
     end() {
       const result = finish(state);

@@ -1,6 +1,13 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { createSseDecoder, createSseForwarder, encodeFrame, encodeSseEvent, readSse } from './sse.js';
+import {
+  createFastSseDecoder,
+  createSseDecoder,
+  createSseForwarder,
+  encodeFrame,
+  encodeSseEvent,
+  readSse,
+} from './sse.js';
 import type { SseEvent } from './types.js';
 
 const encoder = new TextEncoder();
@@ -276,6 +283,30 @@ describe('createSseForwarder', () => {
       }),
       { numRuns: 2000 },
     );
+  });
+
+  it("createFastSseDecoder: a chat stream's data-only events cut directly, the decoder's events for anything", () => {
+    const chat =
+      'data: {"choices":[{"delta":{"content":"é ☃"}}]}\n\ndata: \n\ndata: a\ndata: b\n\n: c\n\ndata: [DONE]\n\n';
+    fc.assert(
+      fc.property(fc.nat(), (at) => {
+        const bytes = encoder.encode(chat + LF_STREAM);
+        const cut = at % bytes.length;
+        const events: SseEvent[] = [];
+        const fast = createFastSseDecoder((event) => events.push(event));
+        fast.feed(bytes.subarray(0, cut));
+        fast.feed(bytes.subarray(cut));
+        fast.end();
+        expect(events).toEqual(reference(bytes));
+      }),
+      { numRuns: 500 },
+    );
+    expect(reference(encoder.encode(chat)).map((event) => event.data)).toEqual([
+      '{"choices":[{"delta":{"content":"é ☃"}}]}',
+      '',
+      'a\nb',
+      '[DONE]',
+    ]);
   });
 
   it('forwards nothing its handler refuses, and a run of accepted events as one piece per chunk', () => {
