@@ -165,7 +165,7 @@ describe('GET /v1/models', () => {
       .responses.create({ model: 'voice-hd', input: 'hi', max_output_tokens: 8 })
       .catch((error: unknown) => error);
     expect(responses).toMatchObject({ status: 404, error: { code: 'model_not_found', param: 'model' } });
-    expect((responses as Error).message).toMatch(/voice-hd is a audio\.speech alias/);
+    expect((responses as Error).message).toMatch(/voice-hd is an audio\.speech alias/);
     const messages = await vendora()
       .messages.create({ model: 'guard', max_tokens: 8, messages: [{ role: 'user', content: 'hi' }] })
       .catch((error: unknown) => error);
