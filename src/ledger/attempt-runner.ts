@@ -40,57 +40,23 @@ import type { RequestRecord } from '../observability/request-scope.js';
 import { NotSentError, UpstreamFailure, type UpstreamResponse } from '../primitives/shared/upstream-call.js';
 import { BackgroundAttempt, type BackgroundLedger } from './background-attempt.js';
 import type { Attempt, AttemptPlan, Ledger } from './ledger.js';
+import type {
+  HeldResult,
+  ReadAnswer,
+  RefusalInfo,
+  StreamReader,
+  UpstreamExchange,
+} from './upstream-exchange.js';
 
+export type {
+  HeldResult,
+  ReadAnswer,
+  RefusalInfo,
+  StreamReader,
+  UpstreamExchange,
+} from './upstream-exchange.js';
 export type { AttemptPlan, Settlement };
 export { NotSentError };
-
-/** What a use case makes of an upstream error status. */
-export interface RefusalInfo {
-  status: number;
-  message: string;
-  /** Absent: the error code's catalogue type. */
-  type?: ErrorType | undefined;
-  retryAfter?: string | undefined;
-  retryable: boolean;
-}
-
-/** A 2xx answer as read by the use case. */
-export interface ReadAnswer<Answer> {
-  answer: Answer;
-  /** The actual cost; null when it cannot be known (settled unknown, the answer still returned). */
-  costMicrosUsd: number | null;
-  usage: AttemptUsage | null;
-  /** The model the answer says answered (observability only: gen_ai.response.model). */
-  responseModel?: string | null;
-}
-
-/** A streamed answer as translated by the use case (one per call). */
-export interface StreamReader {
-  /** Client text for one upstream chunk ('' when it completes nothing). */
-  push(chunk: Buffer): string;
-  /** Whether the text returned so far holds the stream's final event (message_stop): only the end follows. */
-  finished(): boolean;
-  /** At the upstream's end: the remaining text and whether the answer is complete (terminal event, no error). */
-  end(): { text: string; complete: boolean };
-  /** Client text telling of an interruption ('' when the stream already carried an error). */
-  interrupted(error: unknown | undefined): string;
-  /** Usage seen so far and its cost. */
-  usage(): AttemptUsage | null;
-  cost(usage: AttemptUsage): number;
-  /** The model the stream says answered, once an event named one (observability only). */
-  responseModel?(): string | undefined;
-}
-
-export interface UpstreamExchange<Answer> {
-  /** Builds and sends the wire call. Throws NotSentError before sending, UpstreamFailure after. */
-  send(signal: CancelSignal | undefined): Promise<UpstreamResponse>;
-  /** Reads an error status (the body is already read: JSON, text or undefined). */
-  refusal(status: number, body: unknown, headers: UpstreamResponse['headers']): RefusalInfo;
-  /** Reads a 2xx answer; throws when it cannot (settled unknown). A GatewayError thrown is the client's error. */
-  read(response: UpstreamResponse): Promise<ReadAnswer<Answer>>;
-  /** Streamed calls: the translator of the answer. */
-  stream?(response: UpstreamResponse): StreamReader;
-}
 
 /** A failed attempt: the client's error, whether another target may be tried, how it settled. */
 export interface FailedAttempt {
@@ -111,12 +77,6 @@ const clientGone = () => new GatewayError('upstream_unavailable', 'The client we
 export type CallResult<Answer> = { ok: true; answer: Answer; attemptId: string } | FailedAttempt;
 
 export type StreamResult = { ok: true; frames: AsyncGenerator<string>; attemptId: string } | FailedAttempt;
-
-/** A background call's result, before its job settles it (background-attempt.ts). */
-export type HeldResult<Answer> =
-  | { kind: 'answered'; answer: Answer; settlement: Settlement; responseModel: string | null }
-  | { kind: 'failed'; error: GatewayError; settlement: Settlement; retryable: boolean }
-  | { kind: 'aborted' };
 
 type Opened =
   | { ok: true; response: UpstreamResponse }

@@ -68,8 +68,8 @@ import type { CancelSignal } from '../lib/cancel-signal.js';
 import { isoTime } from '../lib/clock.js';
 import type { Settlement, SettlementOutcome } from '../money/settlement.js';
 import type { RequestRecord } from '../observability/request-scope.js';
-import type { HeldResult, UpstreamExchange } from './attempt-runner.js';
 import { type Ledger, stateOf } from './ledger.js';
+import type { HeldResult, UpstreamExchange } from './upstream-exchange.js';
 
 /** Never sent: released as not_sent, 0 charged; each reason's error type. */
 const WITHDRAWN = {
