@@ -20,7 +20,7 @@
  *   BENCH_C1_WARMUP=1000 (untimed sequential calls to each process before each of its c1 and
  *   first-token histograms, so they measure the warm state, not V8 tiering up after a load's end)
  *   BENCH_LOG_LEVEL=warn (the gateways' logging.level; default info, the gateway's own default,
- *   so each call writes its request line as it does for users; before the eleventh round: warn;
+ *   so each call writes its request line as it does for users;
  *   each gateway's stdout, its log, goes to a file in the run's folder)
  *
  * Layout on a 2-core machine: every gateway and the bare pass-through pinned to core 1; the
@@ -98,7 +98,7 @@ async function startGateway(
   mkdirSync(folder, { recursive: true });
   const path = join(folder, `${name}.yaml`);
   writeFileSync(path, gatewayConfig({ folder, name, port, simulatorPort, store, logLevel: LOG_LEVEL }));
-  // Its log lines go to a file, as an operator's would (docs/performance.md, eleventh round).
+  // Its log lines go to a file, as an operator's would (docs/performance.md, "How to measure").
   const started = await start(
     1,
     [...nodeArgs, main, 'serve', '--config', path],
@@ -209,7 +209,7 @@ async function startPostgresPair(pgWorld: PostgresWorld): Promise<{
  * JIT, connection pools and the database's first pages: a c64 load (with `streamsOnly`, whose loops
  * measure no unary call, a c16 stream load instead) and a c16 stream load. Two loads in every case:
  * the first close of a load's connections meets new code (a burst of deoptimizations and
- * recompiles, docs/performance.md, "Seventeenth round"), which belongs in the warm-up.
+ * recompiles, docs/performance.md, "The c1 tail"), which belongs in the warm-up.
  */
 async function warmUp(
   gateway: Gateway,
@@ -510,7 +510,7 @@ async function compareBuilds(
   await turn(...mine);
   await turn(...theirs);
   // Both ways round: a place in the turns can read a few per cent low on its own (docs/performance.md,
-  // "Eighth round"); the geometric mean of the two series cancels it.
+  // "Comparing two builds"); the geometric mean of the two series cancels it.
   const first = await series(mine, theirs, 'this build / compared / this build,');
   const second = await series(theirs, mine, 'compared / this build / compared,');
   out(
@@ -612,8 +612,8 @@ function medianFigures(all: Figures[]): Figures {
 }
 
 async function main() {
-  // The load generator (this process) on core 0 with the simulator; until the tenth round it ran
-  // unpinned and took turns on the measured core (docs/performance.md, "Tenth round").
+  // The load generator (this process) on core 0 with the simulator, so it never takes turns on the
+  // measured core (docs/performance.md, "How to measure").
   pinSelf(0);
   const folder = mkdtempSync(join(tmpdir(), 'svc-bench-'));
   const stops: Array<() => Promise<void>> = [];
@@ -631,7 +631,7 @@ async function main() {
     // The gateway turns V8's allocation-site pretenuring off for itself (src/startup/v8-policy.ts);
     // so does the bare pass-through here, or the one start in three or four that pretenures its
     // request objects makes the reference slow and flatters every ratio (docs/performance.md,
-    // "Twelfth round").
+    // "V8 and memory").
     const bareProcess = await start(
       1,
       [

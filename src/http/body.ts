@@ -13,7 +13,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { GatewayError } from '../errors/gateway-error.js';
 import { checkJsonBody } from './input-guard.js';
 
-/** The deepest nesting of arrays and objects a JSON body may have (docs/decisions.md, issue 9). */
+/** The deepest nesting of arrays and objects a JSON body may have (docs/decisions.md, "HTTP input and client sockets"). */
 export const MAX_JSON_DEPTH = 128;
 
 const OPEN_BRACE = 0x7b;

@@ -425,7 +425,7 @@ export class AttemptRunner {
    * and its settlement waits a turn for that text to leave: Node corks a response's socket until
    * the next tick, so a settlement committed in the same turn (at once, when alone) would hold the
    * first bytes of a stream that arrived in one read behind its own commit (docs/performance.md,
-   * "Seventeenth round" and "Twenty-first round").
+   * "The stream path").
    */
   private async *pipe(
     attempt: Attempt,

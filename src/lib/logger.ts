@@ -27,7 +27,7 @@ export const REDACTED_PATHS = [
  * outright loses none. When it is a pipe or a socket, whose reader may stop reading, a synchronous
  * write would stall the gateway once the pipe is full, so lines are written asynchronously, as pino
  * does by default, and wait in memory for a slow reader, up to UNREAD_PIPE_BYTES (docs/decisions.md,
- * issue 16 eleventh round).
+ * "Operations and deployment").
  *
  * A write that fails (a full volume: ENOSPC; a closed pipe: EPIPE) never takes the process down:
  * the line is dropped and counted (`logWriteErrors()`, the metric svc_log_write_errors_total), and
@@ -187,7 +187,7 @@ interface PinoInternals {
  * such as the request line: no redaction (no such key is a redacted path) and the fields formatted
  * by one `JSON.stringify` instead of pino's walk over them, which looks every key up in its
  * serializers and stringifiers and escapes each string in JavaScript; across the gateway's many line
- * shapes those lookups are megamorphic (docs/performance.md, nineteenth round). The line is the
+ * shapes those lookups are megamorphic (docs/performance.md, "Logging"). The line is the
  * one pino would write: the same opening, time, bindings, fields in order, message and end; an
  * undefined field is left out and a non-finite number written as null, as pino does. pino still
  * applies the level, the mixin and the destination (`pino.symbols` is pino's interface for this).

@@ -43,7 +43,7 @@ export function registerObservabilityHooks(
   const { metrics, tracing } = options;
   // The request line is built here from fixed keys with primitive values, none of them a redacted
   // path (src/lib/logger.ts): it is written without redaction and formatted by one JSON.stringify
-  // (docs/performance.md, eleventh and nineteenth rounds). Every other line keeps pino's own path.
+  // (docs/performance.md, "Logging"). Every other line keeps pino's own path.
   const log = plainFieldsLogger(app.log as Logger);
   const requests = metrics?.counter('svc_http_requests_total');
   const rateLimited = metrics?.counter('svc_rate_limit_refusals_total');

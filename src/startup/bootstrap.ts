@@ -2,7 +2,7 @@
  * Start-up work before the listener opens: migrations, Outcome Definitions and configured keys
  * synced into the store, and the quick-start key.
  *
- * Revocation is final (docs/decisions.md, issue 10): a configured key is inserted when absent and
+ * Revocation is final (docs/decisions.md, "Authentication and keys"): a configured key is inserted when absent and
  * its project, secret hash, scopes and label follow the configuration, but a revoked one stays
  * revoked across restarts and CLI commands; start-up reports it (id only). The quick-start key is
  * created once per store: the first process to insert it writes the key file; every later start,

@@ -12,21 +12,21 @@
  *   space for ~26 MB live), and that pile was most of the peak RSS. At 50 % the peak under the
  *   benchmark fell from 195-210 to 156-166 MB, with CPU per call within the benchmark's noise; 25 %
  *   (with a smaller young generation) collected so often that a call cost about a third more
- *   (docs/performance.md, "Fifth round").
+ *   (docs/performance.md, "V8 and memory").
  * - No loop unrolling when V8 optimizes WebAssembly. The only WebAssembly the gateway runs is the
  *   HTTP response parser of its upstream client (undici's llhttp). Once it is hot, V8 recompiles its
  *   33 KB main function with TurboFan on a background thread: 200-390 ms of CPU and a 29 MB compiler
  *   zone, malloc'd in that thread's arena, which was the largest single piece of the peak RSS under
  *   the c64 and stream loads (a 36 MB arena beside 63 MB of V8 heap). Without unrolling the zone is
  *   20 MB, the compile takes half the time, and that peak fell by 9-12 MB, with CPU per call
- *   unchanged (alternating turns, both ways round; docs/performance.md, "Eighth round").
+ *   unchanged (alternating turns, both ways round; docs/performance.md, "Comparing two builds").
  * - No allocation-site pretenuring. V8 watches how many objects from each allocation site (an
  *   object or array literal in a function) survive a scavenge; past a threshold it decides, for good,
  *   to allocate that site's objects straight in the old generation. One gateway process in three or
  *   four, from its first, cold load on, promoted a fifth of what each call allocates and marked its
  *   old generation every 0.4 s for life, its collector threads taking 22-28 % of its CPU instead of
- *   7-9 % (25-40 % fewer calls/s); without pretenuring none of 20 did (docs/performance.md, "Twelfth
- *   round"). Most likely such a process had pretenured a per-call literal: its objects born old
+ *   7-9 % (25-40 % fewer calls/s); without pretenuring none of 20 did (docs/performance.md, "V8 and
+ *   memory"). Most likely such a process had pretenured a per-call literal: its objects born old
  *   keep what they point to alive through every scavenge until a full collection. The gateway's
  *   objects live for one call or for the process, so it has nothing to gain from the decision.
  */

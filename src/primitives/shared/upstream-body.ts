@@ -5,7 +5,7 @@
  * delivers and gives them to one reader. A Readable costs a stream's path about a tenth of its
  * work: each chunk and the end go through `process.nextTick` several times, and reading it with
  * `for await` adds an async generator and an end-of-stream watcher per call (docs/performance.md,
- * "Twentieth round").
+ * "The request path").
  *
  * What it keeps of the Readable's behaviour, which the attempt runner's classification relies on:
  * - chunks arrive in order; the reader gets what is queued, joined, at each step;

@@ -7,7 +7,7 @@
  * would plan once, but PostgreSQL fixes a prepared statement's generic plan after five executions
  * and keeps it: made while `attempts` is nearly empty (a new database, the first calls), that plan
  * scanned the table and cost five times the CPU per call once it had grown (docs/performance.md,
- * "Twenty-first round"). A function's statements are prepared the same way, but a function can
+ * "The ledger on PostgreSQL"). A function's statements are prepared the same way, but a function can
  * carry its own settings: `plan_cache_mode = force_generic_plan` plans each statement once per
  * connection, and `enable_seqscan = off` keeps that plan on the primary keys whatever the tables
  * held when it was made. The settings hold only while the function runs.

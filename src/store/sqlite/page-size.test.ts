@@ -1,6 +1,6 @@
 /**
  * The SQLite file's page size: a new file gets 1 KiB pages (cheaper ledger commits, docs/decisions.md,
- * "Issue 16, seventh round"); a file that exists keeps the page size it was created with, and the
+ * "Storage: SQLite"); a file that exists keeps the page size it was created with, and the
  * gateway serves it as before.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
