@@ -30,23 +30,16 @@
  * settlement applies first; routedAway and fallback come from routing through this runner;
  * leaseExpired from the reaper.
  */
-import type { ErrorType } from '../canonical/types.js';
 import { GatewayError } from '../errors/gateway-error.js';
 import type { CancelSignal } from '../lib/cancel-signal.js';
 import type { InferenceRateLimits, RateTicket } from '../limits/inference-limits.js';
-import { type AttemptUsage, Settlement } from '../money/settlement.js';
+import { Settlement } from '../money/settlement.js';
 import type { AttemptObserver, RoutedAwayReason } from '../observability/attempt-observer.js';
 import type { RequestRecord } from '../observability/request-scope.js';
 import { NotSentError, UpstreamFailure, type UpstreamResponse } from '../primitives/shared/upstream-call.js';
 import { BackgroundAttempt, type BackgroundLedger } from './background-attempt.js';
 import type { Attempt, AttemptPlan, Ledger } from './ledger.js';
-import type {
-  HeldResult,
-  ReadAnswer,
-  RefusalInfo,
-  StreamReader,
-  UpstreamExchange,
-} from './upstream-exchange.js';
+import type { HeldResult, RefusalInfo, StreamReader, UpstreamExchange } from './upstream-exchange.js';
 
 export type {
   HeldResult,
