@@ -17,7 +17,7 @@ import {
   tempFolder,
 } from '../support/gateway-process.js';
 import { createTestDatabase, describePostgres, type TestDatabase } from '../support/postgres.js';
-import { type CallResult, call, eventually, get, type Json, post } from './support.js';
+import { type CallResult, call, eventually, get, type Json, post, simulatedVendora } from './support.js';
 
 const PRICE = { input_per_mtok_micros: 3_000_000, output_per_mtok_micros: 15_000_000 };
 const TERMINATE_EVERY_MS = 200;
@@ -51,15 +51,7 @@ describePostgres('reliability: PostgreSQL terminates the gateway backends under 
         },
         data_dir: folder.path,
         projects: reliabilityProjects(),
-        connections: [
-          {
-            name: 'sim-vendora',
-            profile: 'vendora.messages.2023-06-01',
-            base_url: simulator.url,
-            auth: { scheme: 'none' },
-          },
-        ],
-        models: [{ alias: 'sim', targets: [{ connection: 'sim-vendora', model: 'up-sim', price: PRICE }] }],
+        ...simulatedVendora(simulator.url, PRICE),
       },
     });
     admin = new pg.Client({ connectionString: new URL('/postgres', database.url).toString() });

@@ -23,7 +23,7 @@ import {
 } from '../support/gateway-process.js';
 import { createTestDatabase, describePostgres, type TestDatabase } from '../support/postgres.js';
 import { sqliteInspector } from './store-inspection.js';
-import { call, eventually, get, type Json, post } from './support.js';
+import { call, eventually, get, type Json, post, simulatedVendora } from './support.js';
 
 const PRICE = { input_per_mtok_micros: 3_000_000, output_per_mtok_micros: 15_000_000, request_fee_micros: 7 };
 const STREAMS = 4;
@@ -71,17 +71,8 @@ async function openStream(
 
 function simulatedModel(simulator: Simulator): Record<string, unknown> {
   return {
-    connections: [
-      {
-        name: 'sim-vendora',
-        profile: 'vendora.messages.2023-06-01',
-        base_url: simulator.url,
-        auth: { scheme: 'none' },
-        // The stall must outlive the test: only the kill (or the drain deadline) may end these streams.
-        timeouts: { connect_ms: 2000, first_byte_ms: 60_000, idle_ms: 60_000 },
-      },
-    ],
-    models: [{ alias: 'sim', targets: [{ connection: 'sim-vendora', model: 'up-sim', price: PRICE }] }],
+    // The stall must outlive the test: only the kill (or the drain deadline) may end these streams.
+    ...simulatedVendora(simulator.url, PRICE, { connect_ms: 2000, first_byte_ms: 60_000, idle_ms: 60_000 }),
   };
 }
 

@@ -19,7 +19,15 @@ import {
   tempFolder,
 } from '../support/gateway-process.js';
 import { createTestDatabase, describePostgres, type TestDatabase } from '../support/postgres.js';
-import { type CallResult, call, countBy, eventually, newIdempotencyKey, post } from './support.js';
+import {
+  type CallResult,
+  call,
+  countBy,
+  eventually,
+  newIdempotencyKey,
+  post,
+  simulatedVendora,
+} from './support.js';
 
 const CALLS = 2000;
 const WORK_UNITS = 1000;
@@ -77,15 +85,7 @@ describePostgres('reliability: load on a healthy PostgreSQL database (default po
         store: { kind: 'postgres', postgres: { url_env: 'SVC_LOAD_DATABASE_URL' } },
         data_dir: folder.path,
         projects: reliabilityProjects(),
-        connections: [
-          {
-            name: 'sim-vendora',
-            profile: 'vendora.messages.2023-06-01',
-            base_url: simulator.url,
-            auth: { scheme: 'none' },
-          },
-        ],
-        models: [{ alias: 'sim', targets: [{ connection: 'sim-vendora', model: 'up-sim', price: PRICE }] }],
+        ...simulatedVendora(simulator.url, PRICE),
       },
     });
     replicas = [await startGatewayProcess(options('load-a'))];

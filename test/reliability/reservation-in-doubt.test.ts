@@ -35,7 +35,7 @@ import {
 } from '../support/gateway-process.js';
 import { createTestDatabase, describePostgres, type TestDatabase } from '../support/postgres.js';
 import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy.js';
-import { type CallResult, call, eventually, type Json, post } from './support.js';
+import { type CallResult, call, eventually, type Json, post, simulatedVendora } from './support.js';
 
 const CONNECT_TIMEOUT_MS = 1000;
 /** lock_timeout is min(2000, half of this): the held Run lock must be let go within 2 s. */
@@ -236,16 +236,7 @@ describePostgres('reliability: a reservation in doubt (the link to PostgreSQL cu
         data_dir: folder.path,
         projects,
         keys: [{ id: 'key_capped', project: 'prj_b', scopes: [...SCOPES], secret_env: 'SVC_CAPPED_KEY' }],
-        connections: [
-          {
-            name: 'sim-vendora',
-            profile: 'vendora.messages.2023-06-01',
-            base_url: simulator.url,
-            auth: { scheme: 'none' },
-            timeouts: { connect_ms: 2000, first_byte_ms: 5000, idle_ms: 5000 },
-          },
-        ],
-        models: [{ alias: 'sim', targets: [{ connection: 'sim-vendora', model: 'up-sim', price: PRICE }] }],
+        ...simulatedVendora(simulator.url, PRICE, { connect_ms: 2000, first_byte_ms: 5000, idle_ms: 5000 }),
       },
     });
     key = gateway.key;

@@ -20,7 +20,7 @@ import {
   stopAllGatewayProcesses,
   tempFolder,
 } from '../support/gateway-process.js';
-import { call, eventually } from './support.js';
+import { call, eventually, simulatedVendora } from './support.js';
 
 const TIMEOUTS = { headers_ms: 500, request_ms: 800, keep_alive_ms: 500, idle_ms: 600 };
 const EACH = 100;
@@ -45,16 +45,7 @@ describe.skipIf(process.platform !== 'linux')(
           store: { kind: 'sqlite', sqlite: { path: `${folder.path}/svc.db` } },
           data_dir: folder.path,
           projects: reliabilityProjects(),
-          connections: [
-            {
-              name: 'sim-vendora',
-              profile: 'vendora.messages.2023-06-01',
-              base_url: simulator.url,
-              auth: { scheme: 'none' },
-              timeouts: { connect_ms: 2000, first_byte_ms: 5000, idle_ms: 5000 },
-            },
-          ],
-          models: [{ alias: 'sim', targets: [{ connection: 'sim-vendora', model: 'up-sim', price: PRICE }] }],
+          ...simulatedVendora(simulator.url, PRICE, { connect_ms: 2000, first_byte_ms: 5000, idle_ms: 5000 }),
         },
       });
     }, 60_000);

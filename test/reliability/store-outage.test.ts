@@ -34,6 +34,7 @@ import {
   newIdempotencyKey,
   outcomeBody,
   post,
+  simulatedVendora,
 } from './support.js';
 
 const CONNECT_TIMEOUT_MS = 1000;
@@ -95,16 +96,7 @@ describePostgres('reliability: PostgreSQL unreachable or timing out, behind a TC
         data_dir: folder.path,
         projects: reliabilityProjects(),
         keys: [{ id: 'key_cold', project: 'prj_a', scopes: [...SCOPES], secret_env: 'SVC_COLD_KEY' }],
-        connections: [
-          {
-            name: 'sim-vendora',
-            profile: 'vendora.messages.2023-06-01',
-            base_url: simulator.url,
-            auth: { scheme: 'none' },
-            timeouts: { connect_ms: 2000, first_byte_ms: 5000, idle_ms: 5000 },
-          },
-        ],
-        models: [{ alias: 'sim', targets: [{ connection: 'sim-vendora', model: 'up-sim', price: PRICE }] }],
+        ...simulatedVendora(simulator.url, PRICE, { connect_ms: 2000, first_byte_ms: 5000, idle_ms: 5000 }),
       },
     });
     key = gateway.key;

@@ -123,3 +123,26 @@ export async function eventually<T>(
     `${what}: not reached within ${timeoutMs} ms${last ? ` (last error: ${String(last)})` : ''}`,
   );
 }
+
+/**
+ * The upstream of the process-level gateways: the simulator as a vendora-wire connection
+ * `sim-vendora`, and the alias `sim` routed to it at `price` (spread into the gateway's config).
+ */
+export function simulatedVendora(
+  simulatorUrl: string,
+  price: Json,
+  timeouts?: { connect_ms: number; first_byte_ms: number; idle_ms: number },
+): { connections: Json[]; models: Json[] } {
+  return {
+    connections: [
+      {
+        name: 'sim-vendora',
+        profile: 'vendora.messages.2023-06-01',
+        base_url: simulatorUrl,
+        auth: { scheme: 'none' },
+        ...(timeouts ? { timeouts } : {}),
+      },
+    ],
+    models: [{ alias: 'sim', targets: [{ connection: 'sim-vendora', model: 'up-sim', price }] }],
+  };
+}
