@@ -55,7 +55,10 @@ describeEachStore('request log', (kind) => {
       calls[name] = { attemptId: answer.headers.get('svc-attempt-id')!, status: answer.status };
     };
     await messages('plain', `m:${DIRECT}`, {});
-    await messages('tagged', `m:${DIRECT}`, { 'svc-tags': ' team=search , feature=auto.complete:v2 ' });
+    await messages('tagged', `m:${DIRECT}`, {
+      'svc-tags': ' team=search , feature=auto.complete:v2 ',
+      traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01',
+    });
     await messages('withRun', `m:${DIRECT}`, { 'x-svc-run-id': run.id, 'svc-tags': 'team=ads' });
     gateway.simulator.setBehaviour({ status: 500 }, { model: 'up-first', times: 1 });
     await messages('fallback', 'fallback', { 'x-svc-run-id': run.id });
@@ -136,9 +139,17 @@ describeEachStore('request log', (kind) => {
     expect(body.timings.total_ms).toBeGreaterThanOrEqual(body.timings.first_byte_ms);
     expect(body.upstream_request_id).toMatch(/^req_/);
     const plain = (await get(`/svc/v1/attempts/${calls.plain!.attemptId}`)).body;
-    expect(plain).toMatchObject({ run_id: null, work_unit_id: null, tags: null, metadata: null });
+    expect(plain).toMatchObject({
+      run_id: null,
+      work_unit_id: null,
+      tags: null,
+      metadata: null,
+      trace_id: null,
+    });
     const tagged = (await get(`/svc/v1/attempts/${calls.tagged!.attemptId}`)).body;
     expect(tagged.tags).toEqual({ team: 'search', feature: 'auto.complete:v2' });
+    // Tracing off: the inbound traceparent's trace id.
+    expect(tagged.trace_id).toBe('0af7651916cd43dd8448eb211c80319c');
   });
 
   it('filters by every column, tag and metadata, and pages by keyset', async () => {
