@@ -11,7 +11,7 @@ import addFormats from 'ajv-formats';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { LoggedAttemptList, LoggedAttemptSchema } from '../../src/reports/request-log-schemas.js';
 import { describeEachStore, expectSvcError, type Json } from '../governance/support.js';
-import { Governance, messageBody, postMessages } from '../messages/support.js';
+import { eventually, Governance, messageBody, postMessages } from '../messages/support.js';
 import { call } from '../support/gateway.js';
 import { type SimulatedGateway, startSimulatedGateway } from '../support/simulated-gateway.js';
 
@@ -192,6 +192,35 @@ describeEachStore('request log', (kind) => {
       cursor = page.next_cursor;
     } while (cursor !== null);
     expect(paged).toEqual(all);
+  });
+
+  it('shows an attempt in flight as reserved in the list and the detail, then as settled', async () => {
+    gateway.simulator.setBehaviour({ latencyMs: 1500 }, { model: `up-${DIRECT}`, times: 1 });
+    const pending = postMessages(gateway.url, key, messageBody(`m:${DIRECT}`), {
+      'svc-tags': 'phase=flight',
+    });
+    const open = await eventually(async () => {
+      const page = await get('/svc/v1/attempts?tag.phase=flight');
+      return (page.body.data as Json[]).find((attempt) => attempt.state === 'reserved');
+    });
+    expect(open).toMatchObject({
+      outcome: null,
+      cost_micros_usd: null,
+      settled_at: null,
+      usage: null,
+      timings: { total_ms: null },
+      tags: { phase: 'flight' },
+    });
+    expect(validAttempt(open), JSON.stringify(validAttempt.errors)).toBe(true);
+    expect((await get(`/svc/v1/attempts/${open.id}`)).body.state).toBe('reserved');
+    expect(await listIds('outcome=completed&tag.phase=flight')).toEqual([]);
+    const answer = await pending;
+    expect(answer.headers.get('svc-attempt-id')).toBe(open.id);
+    expect((await get(`/svc/v1/attempts/${open.id}`)).body).toMatchObject({
+      state: 'settled',
+      outcome: 'completed',
+    });
+    expect(await listIds('tag.phase=flight')).toEqual([open.id]);
   });
 
   it("answers another Project's attempt as unknown, and needs governance:read", async () => {
