@@ -39,7 +39,14 @@ import type { RequestRecord } from '../observability/request-scope.js';
 import { NotSentError, UpstreamFailure, type UpstreamResponse } from '../primitives/shared/upstream-call.js';
 import { BackgroundAttempt, type BackgroundLedger } from './background-attempt.js';
 import type { Attempt, AttemptPlan, Ledger } from './ledger.js';
-import type { HeldResult, RefusalInfo, StreamReader, UpstreamExchange } from './upstream-exchange.js';
+import type {
+  AnswerSeen,
+  HeldResult,
+  RefusalInfo,
+  StreamReader,
+  UpstreamExchange,
+} from './upstream-exchange.js';
+import { upstreamRequestIdOf } from './upstream-request-id.js';
 
 export type {
   HeldResult,
@@ -67,13 +74,23 @@ function failedAttempt(error: GatewayError, retryable: boolean, settlement: Sett
 
 const clientGone = () => new GatewayError('upstream_unavailable', 'The client went away.');
 
+/** A failed attempt joins its request's route: the next attempt's log entry names it as tried. */
+function noteTried(plan: AttemptPlan, attemptId: string, failed: FailedAttempt): void {
+  plan.request?.routeTried.push({
+    attempt_id: attemptId,
+    connection: plan.connection,
+    outcome: failed.outcome,
+    error: failed.errorType ?? failed.error.code,
+  });
+}
+
 export type CallResult<Answer> = { ok: true; answer: Answer; attemptId: string } | FailedAttempt;
 
 export type StreamResult = { ok: true; frames: AsyncGenerator<string>; attemptId: string } | FailedAttempt;
 
 type Opened =
-  | { ok: true; response: UpstreamResponse }
-  | { ok: false; error: GatewayError; retryable: boolean; settlement: Settlement }
+  | { ok: true; response: UpstreamResponse; seen: AnswerSeen }
+  | { ok: false; error: GatewayError; retryable: boolean; settlement: Settlement; seen?: AnswerSeen }
   | { ok: false; aborted: true };
 
 /**
@@ -188,7 +205,14 @@ export class AttemptRunner {
   }
 
   /** Routing skipped a target before any attempt (portable mode); `request`: the client request's record. */
-  routedAway(alias: string, connection: string, reason: RoutedAwayReason, request?: RequestRecord): void {
+  routedAway(
+    alias: string,
+    connection: string,
+    reason: RoutedAwayReason,
+    request?: RequestRecord,
+    reasons: string[] = [],
+  ): void {
+    request?.routeSkipped.push({ connection, code: reason, reasons });
     this.observer.routedAway(alias, connection, reason, request);
   }
 
@@ -210,6 +234,16 @@ export class AttemptRunner {
     signal?: CancelSignal,
   ): Promise<CallResult<Answer>> {
     const attempt = await this.reserve(plan);
+    const result = await this.callReserved(attempt, exchange, signal);
+    if (!result.ok) noteTried(plan, attempt.id, result);
+    return result;
+  }
+
+  private async callReserved<Answer>(
+    attempt: Attempt,
+    exchange: UpstreamExchange<Answer>,
+    signal?: CancelSignal,
+  ): Promise<CallResult<Answer>> {
     const opened = await this.open(attempt, exchange, signal);
     if (!opened.ok) {
       if ('aborted' in opened) {
@@ -233,6 +267,16 @@ export class AttemptRunner {
     clientSignal: CancelSignal,
   ): Promise<StreamResult> {
     const attempt = await this.reserve(plan);
+    const result = await this.openStream(attempt, exchange, clientSignal);
+    if (!result.ok) noteTried(plan, attempt.id, result);
+    return result;
+  }
+
+  private async openStream(
+    attempt: Attempt,
+    exchange: UpstreamExchange<unknown>,
+    clientSignal: CancelSignal,
+  ): Promise<StreamResult> {
     // The client's signal is the upstream call's: the client going away aborts the call, before
     // the answer or while its body streams. The stream's own early end destroys the body (pipe).
     const opened = await this.open(attempt, exchange, clientSignal);
@@ -288,18 +332,27 @@ export class AttemptRunner {
         error: opened.error,
         settlement: opened.settlement,
         retryable: opened.retryable,
+        seen: opened.seen,
       };
     }
     const read = await this.read(exchange, opened.response);
+    const { seen } = opened;
     if (read.kind === 'failed') {
       if (read.aborted) return { kind: 'aborted' };
-      return { kind: 'failed', error: read.error, settlement: read.settlement, retryable: read.retryable };
+      return {
+        kind: 'failed',
+        error: read.error,
+        settlement: read.settlement,
+        retryable: read.retryable,
+        seen,
+      };
     }
     return {
       kind: 'answered',
       answer: read.answer,
       settlement: read.settlement,
       responseModel: read.responseModel ?? null,
+      seen,
     };
   }
 
@@ -346,13 +399,15 @@ export class AttemptRunner {
           error.kind === 'connect' ? Settlement.notSent(error.kind) : Settlement.unknown(error.kind),
       };
     }
-    attempt?.firstByte();
-    if (response.status >= 200 && response.status < 300) return { ok: true, response };
+    attempt?.firstByte(response.headers);
+    const seen = { atMs: this.ledger.clock.now(), upstreamRequestId: upstreamRequestIdOf(response.headers) };
+    if (response.status >= 200 && response.status < 300) return { ok: true, response, seen };
     const info = exchange.refusal(response.status, await readErrorBody(response), response.headers);
     return {
       ok: false,
       error: refusalError(info),
       retryable: info.retryable,
+      seen,
       settlement: Settlement.refusedUpstream(
         response.status,
         response.status >= 500 ? 'http_5xx' : `http_${response.status}`,
