@@ -16,6 +16,8 @@
  *
  *   node --import tsx bench/instructions.ts [dist ...]     (default: ./dist)
  *   BENCH_CALLS=600 BENCH_WARM=4000 BENCH_CONCURRENCY=16 BENCH_STREAM=1|0
+ *   BENCH_MODEL=bench|bench-chat (the alias: vendora -> vendora, or the messages -> chat translation)
+ *   BENCH_FACE=messages|chat (POST /v1/messages, or POST /v1/chat/completions to the same alias)
  *   BENCH_CALLGRIND_KEEP=/tmp/cg (keep callgrind's dumps, for `callgrind_annotate /tmp/cg/out.*`)
  *
  * With several dist folders, each is measured in turn with the same load; the figures of one build
@@ -38,6 +40,8 @@ import { dirname, join, resolve } from 'node:path';
 import { request } from 'undici';
 import {
   callHeaders,
+  chatCallHeaders,
+  chatCompletionsBody,
   createRun,
   freePort,
   gatewayConfig,
@@ -50,7 +54,10 @@ const CALLS = Number(process.env.BENCH_CALLS ?? 600);
 const WARM = Number(process.env.BENCH_WARM ?? 4000);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 16);
 const STREAM = process.env.BENCH_STREAM !== '0';
-const BODY = messagesBody(STREAM);
+const MODEL = process.env.BENCH_MODEL ?? 'bench';
+const CHAT_FACE = process.env.BENCH_FACE === 'chat';
+const BODY = CHAT_FACE ? chatCompletionsBody(STREAM, MODEL) : messagesBody(STREAM, MODEL);
+const ENDPOINT = CHAT_FACE ? '/v1/chat/completions' : '/v1/messages';
 /** BENCH_CALLGRIND_KEEP=/folder: copy callgrind's dumps there, for callgrind_annotate. */
 const KEEP = process.env.BENCH_CALLGRIND_KEEP;
 
@@ -118,14 +125,15 @@ async function measure(dist: string, simulatorPort: number): Promise<{ all: numb
   try {
     const url = `http://127.0.0.1:${port}`;
     const address = { url, key: readFileSync(join(folder, 'key.txt'), 'utf8').trim() };
-    const headers = callHeaders(address, await createRun(address));
+    const runId = await createRun(address);
+    const headers = CHAT_FACE ? chatCallHeaders(address, runId) : callHeaders(address, runId);
     process.stderr.write(`${dist}: warming up (${WARM} calls)\n`);
-    await load(`${url}/v1/messages`, headers, WARM, CONCURRENCY);
+    await load(`${url}${ENDPOINT}`, headers, WARM, CONCURRENCY);
     const control = (...args: string[]) =>
       execFileSync('callgrind_control', [...args, String(gateway.pid)], { stdio: 'pipe' });
     process.stderr.write(`${dist}: measuring (${CALLS} calls)\n`);
     control('--instr=on');
-    await load(`${url}/v1/messages`, headers, CALLS, CONCURRENCY);
+    await load(`${url}${ENDPOINT}`, headers, CALLS, CONCURRENCY);
     control('--instr=off');
     control('--dump');
     // One dump per thread: out.<pid>.1-01 is the main thread, the others V8's and libuv's helpers.
@@ -162,7 +170,9 @@ async function main() {
   try {
     await twentyDeltaStreams(`http://127.0.0.1:${simulatorPort}`);
     const what = STREAM ? 'stream (20 deltas)' : 'unary call';
-    const lines = [`instructions per ${what} at concurrency ${CONCURRENCY}, ${CALLS} calls after ${WARM}:`];
+    const lines = [
+      `instructions per ${what} at concurrency ${CONCURRENCY}, ${CALLS} calls after ${WARM}, POST ${ENDPOINT} to ${MODEL}:`,
+    ];
     for (const dist of dists) {
       const perCall = await measure(dist, simulatorPort);
       const figure = (value: number) => Math.round(value).toLocaleString('en-US');

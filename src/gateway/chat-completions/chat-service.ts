@@ -9,8 +9,8 @@
  * such fields in svc-route-skipped), fallback, and one attempt runner call per try (Run, budgets,
  * caps, rate limits, reports, metrics, audit); a chat-wire target gets the client's body with only
  * the model replaced (pass-through), every other target the primitive's translation -> the
- * canonical answer rendered as a chat.completion, or the canonical stream as chat.completion.chunk
- * events (usage chunk with include_usage, then [DONE]).
+ * canonical answer rendered as a chat.completion, or the canonical stream's events rendered as
+ * chat.completion.chunk events as they are translated (usage chunk with include_usage, then [DONE]).
  */
 import type { IncomingHttpHeaders } from 'node:http';
 import type { MessageResponse, MessagesRequest } from '../../canonical/types.js';
@@ -35,7 +35,6 @@ import {
 import { ChatChunkWriter, type ChatStreamError } from '../../primitives/chat-completions/outbound-stream.js';
 import { passthroughChatRequest } from '../../primitives/chat-completions/passthrough.js';
 import { attachedRun, routeMode } from '../messages/call-headers.js';
-import { canonicalEventBatches } from '../messages/canonical-events.js';
 import type { MessagesOutcome, MessagesService } from '../messages/messages-service.js';
 import type { FaceSkips } from '../messages/route-plan.js';
 
@@ -120,6 +119,11 @@ export class ChatCompletionsService {
         { param: first.param },
       );
     }
+    const context: ChatOutboundContext = {
+      id: `chatcmpl-${newId('msg').slice(4)}`,
+      created: unixSeconds(this.deps.clock.now()),
+      model: alias.alias,
+    };
     const passthrough = {
       body: call.body as Record<string, unknown>,
       maxTokens: chat.request.max_tokens,
@@ -141,13 +145,8 @@ export class ChatCompletionsService {
           passthroughChatRequest(passthrough, upstreamModel, options as ChatOptions),
       },
       faceSkips: chatOnlySkips(chat.chatOnly),
+      renderEvents: () => new ChatChunkWriter(context, chat.includeUsage, chatStreamError),
     });
-    const now = this.deps.clock.now();
-    const context: ChatOutboundContext = {
-      id: `chatcmpl-${newId('msg').slice(4)}`,
-      created: unixSeconds(now),
-      model: alias.alias,
-    };
     if (outcome.kind === 'json') {
       return {
         kind: 'json',
@@ -155,22 +154,7 @@ export class ChatCompletionsService {
         body: canonicalToChatCompletion(outcome.body as MessageResponse, context),
       };
     }
-    return {
-      kind: 'stream',
-      headers: outcome.headers,
-      frames: chatFrames(outcome.frames, new ChatChunkWriter(context, chat.includeUsage, chatStreamError)),
-    };
-  }
-}
-
-/** The canonical stream rendered as chat chunks, one write per piece of canonical text. */
-async function* chatFrames(
-  canonical: AsyncGenerator<string>,
-  writer: ChatChunkWriter,
-): AsyncGenerator<string> {
-  for await (const batch of canonicalEventBatches(canonical)) {
-    let text = '';
-    for (const event of batch) text += writer.event(event);
-    if (text.length > 0) yield text;
+    // A stream's text is already chat chunks (renderEvents).
+    return outcome;
   }
 }

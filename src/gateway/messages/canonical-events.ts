@@ -1,7 +1,9 @@
 /**
  * The canonical stream of MessagesService.serve (vendora SSE text) decoded back into stream events,
- * for a face that renders them in its own wire (/v1/responses, /v1/chat/completions). An event
- * whose data is not JSON is skipped (the serve path writes only JSON data).
+ * for a face that renders them in its own wire after the stream's text is written (the experimental
+ * /v1/responses face on any wire). /v1/chat/completions renders the events as they are translated
+ * instead (ServeInput.renderEvents), with no text read back. An event whose data is not JSON is
+ * skipped (the serve path writes only JSON data).
  */
 import type { StreamEvent } from '../../canonical/types.js';
 import { createSseDecoder } from '../../primitives/shared/sse.js';

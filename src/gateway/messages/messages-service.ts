@@ -30,7 +30,7 @@ import {
   type SkippedTarget,
   skippedHeader,
 } from './route-plan.js';
-import { runMessagesAttempt, type SameWireBody } from './upstream-attempt.js';
+import { runMessagesAttempt, type SameWireBody, type StreamEventRenderer } from './upstream-attempt.js';
 
 export interface MessagesCall {
   caller: Caller;
@@ -42,6 +42,7 @@ export interface MessagesCall {
 
 export type MessagesOutcome =
   | { kind: 'json'; headers: Record<string, string>; body: unknown }
+  /** `frames`: the stream's text, vendora SSE or what the face's `renderEvents` wrote. */
   | { kind: 'stream'; headers: Record<string, string>; frames: AsyncGenerator<string> };
 
 export interface ServeInput {
@@ -58,6 +59,11 @@ export interface ServeInput {
   connection?: string | undefined;
   /** A face's client body for targets of its own wire (/v1/chat/completions to a chat target). */
   sameWire?: SameWireBody | undefined;
+  /**
+   * A face that writes a streamed answer in its own wire: a renderer of the canonical events per
+   * stream (the stream's text is then what it writes); without one, vendora SSE text (/v1/messages).
+   */
+  renderEvents?: (() => StreamEventRenderer) | undefined;
   /** Reasons a face routes a target away (fields only its own wire carries), before any I/O. */
   faceSkips?: FaceSkips | undefined;
   clientSignal: CancelSignal;
@@ -196,6 +202,7 @@ export class MessagesService {
         rawBody: input.rawBody,
         betaTokens: plan.betaTokens,
         sameWire: input.sameWire,
+        renderEvents: input.renderEvents,
         inputBoundTokens,
         subject: {
           projectId: input.caller.projectId,

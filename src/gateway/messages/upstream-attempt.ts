@@ -5,7 +5,7 @@
  * priced at the target's price) and how to translate its stream into vendora SSE text.
  */
 
-import type { MessagesRequest, Usage } from '../../canonical/types.js';
+import type { MessagesRequest, StreamEvent, Usage } from '../../canonical/types.js';
 import { GatewayError } from '../../errors/gateway-error.js';
 import { vendoraError } from '../../errors/render.js';
 import type {
@@ -23,12 +23,14 @@ import { actualCost, type Price, worstCaseCost } from '../../money/pricing.js';
 import type { AttemptUsage } from '../../money/settlement.js';
 import { buildNativeRequest, passthroughResponse } from '../../primitives/messages/index.js';
 import {
+  createFastSseDecoder,
   createSseForwarder,
   encodeFrame,
   forwardsNothing,
   type SseDecoder,
 } from '../../primitives/shared/sse.js';
 import type {
+  ClientFrame,
   PrimitiveName,
   SseEvent,
   StreamTranslator,
@@ -53,6 +55,14 @@ export interface SameWireBody {
   build(upstreamModel: string, options: unknown): WireRequest;
 }
 
+/**
+ * A face that writes the canonical stream in its own wire (/v1/chat/completions): the text each
+ * canonical event becomes (often none). One per stream; without one, the stream is vendora SSE text.
+ */
+export interface StreamEventRenderer {
+  event(event: StreamEvent): string;
+}
+
 export interface AttemptInput {
   planned: PlannedTarget;
   mode: RouteMode;
@@ -62,6 +72,8 @@ export interface AttemptInput {
   betaTokens: string[];
   /** Pass-through body for targets of the face's own wire (/v1/chat/completions to a chat target). */
   sameWire?: SameWireBody | undefined;
+  /** The face's renderer of the canonical events, made when the answer streams (vendora SSE text without one). */
+  renderEvents?: (() => StreamEventRenderer) | undefined;
   inputBoundTokens: number;
   subject: Pick<AttemptPlan, 'projectId' | 'keyId' | 'runId' | 'endpoint' | 'alias' | 'request'>;
   /** Fires when the client goes away. */
@@ -82,15 +94,32 @@ export function ledgerUsage(usage: Usage): AttemptUsage {
   };
 }
 
-function errorFrame(message: string): string {
-  const error = new GatewayError('upstream_unavailable', message, { type: 'api_error' });
-  return encodeFrame({ event: 'error', data: JSON.stringify(vendoraError(error)) });
+/** The canonical error event that ends an interrupted stream. */
+function interruption(message: string): StreamEvent {
+  return vendoraError(
+    new GatewayError('upstream_unavailable', message, { type: 'api_error' }),
+  ) as StreamEvent;
+}
+
+/** A translator's events: its own (`pushEvents`), or read back from the frames it writes (JSON data only). */
+function eventsOfFrames(frames: ClientFrame[]): StreamEvent[] {
+  const events: StreamEvent[] = [];
+  for (const frame of frames) {
+    try {
+      events.push(JSON.parse(frame.data) as StreamEvent);
+    } catch {
+      // not JSON: skipped (the translators write only JSON data)
+    }
+  }
+  return events;
 }
 
 /** One attempt's exchange: the wire call, its answer, its stream (one object per attempt). */
 class MessagesExchange implements UpstreamExchange<unknown>, StreamReader {
   private readonly context: TranslateContext;
   private translator: StreamTranslator | undefined;
+  /** The face's renderer when it writes the canonical events in its own wire. */
+  private renderer: StreamEventRenderer | undefined;
   private decoder: SseDecoder | undefined;
   private pending = '';
   private sawError = false;
@@ -151,6 +180,17 @@ class MessagesExchange implements UpstreamExchange<unknown>, StreamReader {
     const { binding } = this.input.planned;
     const translator = binding.primitive.createStreamTranslator(this.context, binding.options);
     this.translator = translator;
+    const render = this.input.renderEvents;
+    if (render !== undefined) {
+      // The face renders the canonical events themselves: every upstream event is decoded and
+      // translated, and no canonical text is written or read back.
+      this.renderer = render();
+      this.decoder = createFastSseDecoder((event) => {
+        const events = translator.pushEvents?.(event) ?? eventsOfFrames(translator.push(event));
+        for (const canonical of events) this.pending += this.rendered(canonical);
+      });
+      return this;
+    }
     const onEvent = (event: SseEvent) => {
       for (const frame of translator.push(event)) {
         if (frame.event === 'error') this.sawError = true;
@@ -171,6 +211,13 @@ class MessagesExchange implements UpstreamExchange<unknown>, StreamReader {
     return this;
   }
 
+  /** What the face writes for one canonical event, noting an error or the stream's stop. */
+  private rendered(event: StreamEvent): string {
+    if (event.type === 'error') this.sawError = true;
+    else if (event.type === 'message_stop') this.sawStop = true;
+    return this.renderer!.event(event);
+  }
+
   // ---- StreamReader: one client write per upstream chunk (every event it completed) ----
 
   push(chunk: Buffer): string {
@@ -186,9 +233,18 @@ class MessagesExchange implements UpstreamExchange<unknown>, StreamReader {
 
   end(): { text: string; complete: boolean } {
     this.decoder!.end();
-    const ending = this.translator!.end();
+    const translator = this.translator!;
     let text = this.pending;
     this.pending = '';
+    if (this.renderer !== undefined) {
+      const ending = translator.endEvents?.() ?? this.endingEvents(translator);
+      for (const event of ending.events) {
+        if (event.type === 'error') this.sawError = true;
+        text += this.renderer.event(event);
+      }
+      return { text, complete: ending.complete && !this.sawError };
+    }
+    const ending = translator.end();
     for (const frame of ending.frames) {
       if (frame.event === 'error') this.sawError = true;
       text += encodeFrame(frame);
@@ -196,14 +252,26 @@ class MessagesExchange implements UpstreamExchange<unknown>, StreamReader {
     return { text, complete: ending.complete && !this.sawError };
   }
 
+  private endingEvents(translator: StreamTranslator): { events: StreamEvent[]; complete: boolean } {
+    const ending = translator.end();
+    return { events: eventsOfFrames(ending.frames), complete: ending.complete };
+  }
+
   interrupted(error: unknown): string {
     if (this.sawError) return '';
-    if (error === undefined) return errorFrame('The upstream stream ended before the message was complete.');
     const reason =
-      error instanceof Error && error.name === 'UpstreamProtocolError'
-        ? `untranslatable upstream event: ${error.message}`
-        : 'the upstream connection was lost';
-    return errorFrame(`Stream interrupted: ${reason}.`);
+      error === undefined
+        ? undefined
+        : error instanceof Error && error.name === 'UpstreamProtocolError'
+          ? `untranslatable upstream event: ${error.message}`
+          : 'the upstream connection was lost';
+    const event = interruption(
+      reason === undefined
+        ? 'The upstream stream ended before the message was complete.'
+        : `Stream interrupted: ${reason}.`,
+    );
+    if (this.renderer !== undefined) return this.renderer.event(event);
+    return encodeFrame({ event: 'error', data: JSON.stringify(event) });
   }
 
   usage(): AttemptUsage | null {

@@ -34,6 +34,7 @@ import {
   copyBlocks,
   emptyBlocks,
 } from './stream-blocks.js';
+import { plainText, shapedText, type TextChunkShape, textChunkShape } from './text-chunk.js';
 import { canonicalUsage, isChatUsage } from './usage.js';
 import type { ChatChunkChoice, ChatCompletionChunk } from './wire-types.js';
 
@@ -213,41 +214,99 @@ export function parseChatSseEvent(event: SseEvent): ChatStreamInput | undefined 
   return { kind: 'chunk', chunk: chunk as ChatCompletionChunk };
 }
 
-/**
- * `frame(event)`; a text delta, most of a stream's events, is written around its text alone: the
- * text that JSON.stringify writes for the object addText (stream-blocks.ts) makes.
- */
-function frameOf(event: StreamEvent): ClientFrame {
-  if (event.type !== 'content_block_delta' || event.delta.type !== 'text_delta') return frame(event);
+/** A text delta's frame: JSON.stringify of the text alone, byte for byte the event's serialisation. */
+function textDeltaFrame(index: number, text: string): ClientFrame {
   return {
     event: 'content_block_delta',
-    data: `{"type":"content_block_delta","index":${event.index},"delta":{"type":"text_delta","text":${JSON.stringify(event.delta.text)}}}`,
+    data: `{"type":"content_block_delta","index":${index},"delta":{"type":"text_delta","text":${JSON.stringify(text)}}}`,
   };
+}
+
+/** `frame(event)`; a text delta, most of a stream's events, is written around its text alone. */
+function frameOf(event: StreamEvent): ClientFrame {
+  if (event.type !== 'content_block_delta' || event.delta.type !== 'text_delta') return frame(event);
+  return textDeltaFrame(event.index, event.delta.text);
+}
+
+/**
+ * The state machine above, fed event by event. A chunk of the stream's plain text shape
+ * (text-chunk.ts) that continues the open text block is read without parsing the whole chunk: the
+ * step would give the same state and one text delta (or nothing for an empty text).
+ */
+class ChatStreamTranslator implements StreamTranslator {
+  private state: ChatStreamState = INITIAL_CHAT_STREAM_STATE;
+  private model: string | undefined;
+  private shape: TextChunkShape | undefined;
+  /** Whether a plain text chunk may still give the shape (one try: a chunk that does not fit ends it). */
+  private learning = true;
+  /** The text of the last chunk `continuedTextBlock` read. */
+  private shaped = '';
+
+  constructor(private readonly context: TranslateContext) {}
+
+  /** The open text block's index when `event` is a chunk of the shape continuing it (its text in `shaped`), else -1. */
+  private continuedTextBlock(event: SseEvent): number {
+    const { shape, state } = this;
+    if (shape === undefined || event.event !== undefined || state.phase !== 'streaming') return -1;
+    const { open, toolCallsSeen } = state.blocks;
+    if (open?.kind !== 'text' || toolCallsSeen > 0) return -1;
+    const text = shapedText(shape, event.data);
+    if (text === undefined) return -1;
+    this.shaped = text;
+    return open.blockIndex;
+  }
+
+  private events(event: SseEvent): StreamEvent[] {
+    const input = parseChatSseEvent(event);
+    if (input === undefined) return [];
+    if (input.kind === 'chunk') {
+      if (this.model === undefined) this.model = modelNamed(input.chunk);
+      if (this.learning && this.model !== undefined && plainText(input.chunk) !== undefined) {
+        this.learning = false;
+        this.shape = textChunkShape(event.data, input.chunk);
+      }
+    }
+    const result = step(this.state, input, this.context);
+    this.state = result.state;
+    return result.events;
+  }
+
+  push(event: SseEvent): ClientFrame[] {
+    const index = this.continuedTextBlock(event);
+    if (index !== -1) return this.shaped.length === 0 ? [] : [textDeltaFrame(index, this.shaped)];
+    return this.events(event).map(frameOf);
+  }
+
+  pushEvents(event: SseEvent): StreamEvent[] {
+    const index = this.continuedTextBlock(event);
+    if (index === -1) return this.events(event);
+    if (this.shaped.length === 0) return [];
+    return [{ type: 'content_block_delta', index, delta: { type: 'text_delta', text: this.shaped } }];
+  }
+
+  end(): { frames: ClientFrame[]; complete: boolean } {
+    const { events, complete } = this.endEvents();
+    return { frames: events.map(frame), complete };
+  }
+
+  endEvents(): { events: StreamEvent[]; complete: boolean } {
+    const result = finish(this.state);
+    this.state = result.state;
+    return { events: result.events, complete: result.complete };
+  }
+
+  usage(): Usage | undefined {
+    return usageOf(this.state);
+  }
+
+  answeredModel(): string | undefined {
+    return this.model;
+  }
 }
 
 export function createChatStreamTranslator(
   context: TranslateContext,
   _options: ChatOptions,
-): StreamTranslator {
-  let state: ChatStreamState = INITIAL_CHAT_STREAM_STATE;
-  let model: string | undefined;
-  return {
-    push(event) {
-      const input = parseChatSseEvent(event);
-      if (input === undefined) return [];
-      if (model === undefined && input.kind === 'chunk') model = modelNamed(input.chunk);
-      const result = step(state, input, context);
-      state = result.state;
-      return result.events.map(frameOf);
-    },
-    end() {
-      const result = finish(state);
-      state = result.state;
-      return { frames: result.events.map(frame), complete: result.complete };
-    },
-    usage() {
-      return usageOf(state);
-    },
-    answeredModel: () => model,
-  };
+): StreamTranslator & Required<Pick<StreamTranslator, 'pushEvents' | 'endEvents'>> {
+  return new ChatStreamTranslator(context);
 }

@@ -78,6 +78,13 @@ export interface StreamTranslator {
    * nothing. The core then forwards its bytes without decoding it or calling `push`.
    */
   forwards?(name: string): boolean;
+  /**
+   * Optional: `push` as the canonical events themselves, for a face that renders them in its own
+   * wire (/v1/chat/completions): the events whose serialisations `push` would return, in order.
+   */
+  pushEvents?(event: SseEvent): StreamEvent[];
+  /** Optional, with `pushEvents`: `end` as canonical events. */
+  endEvents?(): { events: StreamEvent[]; complete: boolean };
 }
 
 export interface Primitive<Options> {
