@@ -12,6 +12,7 @@
  */
 import type pg from 'pg';
 import { GatewayError, StoreUnavailableError } from '../../errors/gateway-error.js';
+import { keyRevokedEvent } from '../event-builders.js';
 import type {
   AuditEntry,
   AuditQuery,
@@ -40,7 +41,7 @@ import { auditFromRow, keyFromRow, outcomeFromRow, type Row, runFromRow } from '
 import { PostgresBatches } from './batches.js';
 import { PostgresDeferredResponses } from './deferred-responses.js';
 import { connectionBroken, toStoreError } from './errors.js';
-import { PostgresEvents } from './events.js';
+import { appendEventsIn, PostgresEvents } from './events.js';
 import { PostgresFilesRepository } from './files.js';
 import {
   closeRunIn,
@@ -443,11 +444,18 @@ export class PostgresStore implements Store {
   }
 
   async revokeKey(id: string, revokedAt: string): Promise<boolean> {
-    const result = await this.query(
-      'UPDATE gateway_keys SET revoked_at = COALESCE(revoked_at, $1) WHERE id = $2',
-      [revokedAt, id],
-    );
-    return result.rowCount === 1;
+    return this.transaction(async (client) => {
+      const revoked = await client.query<Row>(
+        'UPDATE gateway_keys SET revoked_at = $1 WHERE id = $2 AND revoked_at IS NULL RETURNING *',
+        [revokedAt, id],
+      );
+      if (revoked.rows[0]) {
+        await appendEventsIn(client, [keyRevokedEvent(keyFromRow(revoked.rows[0]), revokedAt)]);
+        return true;
+      }
+      const found = await client.query('SELECT 1 FROM gateway_keys WHERE id = $1', [id]);
+      return found.rowCount === 1;
+    });
   }
 
   // ---- outcome definitions -----------------------------------------------------------------
