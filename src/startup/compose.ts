@@ -31,6 +31,7 @@ import { InferenceRateLimits } from '../limits/inference-limits.js';
 import type { Limiter } from '../limits/limiter.js';
 import { configuredLimitsSource } from '../limits/limits-source.js';
 import { projectCapsFrom } from '../money/spend-caps.js';
+import { eventThresholdsFrom } from '../money/thresholds.js';
 import { LocalFolderObjectStore } from '../objects/local-folder.js';
 import { objectsFolder } from '../objects/open-objects.js';
 import type { ObjectStore } from '../objects/port.js';
@@ -89,6 +90,7 @@ export function composeLedger(
       leaseMs: config.ledger.lease_seconds * 1000,
       reaperIntervalMs: config.ledger.reaper_interval_seconds * 1000,
       projectCaps: projectCapsFrom(config.projects),
+      eventThresholds: eventThresholdsFrom(config.events, config.projects),
     },
     observer,
   );

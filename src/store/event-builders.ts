@@ -187,3 +187,153 @@ export function responseFinishedEvent(
     dedupeKey: `response.finished:${after.id}`,
   };
 }
+
+// ---- money path (written in the ledger's own transactions) ---------------------------------------
+
+/** The Run's figures after the change that crossed `threshold`. */
+export interface RunFigures {
+  runId: string;
+  projectId: string;
+  workUnitId: string;
+  budget: number;
+  committed: number;
+  reserved: number;
+}
+
+export function runThresholdEvent(run: RunFigures, threshold: number, occurredAt: string): NewEvent {
+  return {
+    id: newId('evt'),
+    projectId: run.projectId,
+    type: 'run.budget_threshold',
+    resourceType: 'run',
+    resourceId: run.runId,
+    occurredAt,
+    data: {
+      run_id: run.runId,
+      work_unit_id: run.workUnitId,
+      threshold,
+      budget: run.budget,
+      committed: run.committed,
+      reserved: run.reserved,
+    },
+    dedupeKey: `run.budget_threshold:${run.runId}:lifetime:${threshold}`,
+  };
+}
+
+/** run.depleted: the first reservation the Run's remaining budget refused (once per Run). */
+export function runDepletedEvent(run: RunFigures, refusedMicrosUsd: number, occurredAt: string): NewEvent {
+  return {
+    id: newId('evt'),
+    projectId: run.projectId,
+    type: 'run.depleted',
+    resourceType: 'run',
+    resourceId: run.runId,
+    occurredAt,
+    data: {
+      run_id: run.runId,
+      work_unit_id: run.workUnitId,
+      budget: run.budget,
+      committed: run.committed,
+      reserved: run.reserved,
+      remaining: Math.max(0, run.budget - run.committed - run.reserved),
+      refused_reservation: refusedMicrosUsd,
+    },
+    dedupeKey: `run.depleted:${run.runId}`,
+  };
+}
+
+/** A cap counter's figures after the reservation that crossed `threshold`. */
+export interface CapFigures {
+  scope: 'project' | 'key';
+  ownerId: string;
+  /** The owner's Project (a key's Project, or the Project itself). */
+  projectId: string;
+  period: string;
+  cap: number;
+  committed: number;
+  reserved: number;
+}
+
+export function capThresholdEvent(
+  figures: CapFigures,
+  window: string,
+  threshold: number,
+  occurredAt: string,
+): NewEvent {
+  const type = figures.scope === 'key' ? 'key.cap_threshold' : 'project.cap_threshold';
+  return {
+    id: newId('evt'),
+    projectId: figures.projectId,
+    type,
+    resourceType: figures.scope,
+    resourceId: figures.ownerId,
+    occurredAt,
+    data: {
+      [figures.scope === 'key' ? 'key_id' : 'project_id']: figures.ownerId,
+      window,
+      threshold,
+      cap: figures.cap,
+      committed: figures.committed,
+      reserved: figures.reserved,
+    },
+    dedupeKey: `${type}:${figures.ownerId}:${window}:${threshold}`,
+  };
+}
+
+/** An attempt as the settlement that found its cost unknowable left it. */
+export interface UnknownAttempt {
+  attemptId: string;
+  projectId: string;
+  keyId: string;
+  runId: string | null;
+  endpoint: string;
+  alias: string;
+  connection: string;
+  outcome: string;
+  committedMicrosUsd: number;
+  settledAt: string;
+}
+
+export function attemptUnknownEvent(attempt: UnknownAttempt): NewEvent {
+  return {
+    id: newId('evt'),
+    projectId: attempt.projectId,
+    type: 'attempt.unknown',
+    resourceType: 'attempt',
+    resourceId: attempt.attemptId,
+    occurredAt: attempt.settledAt,
+    data: {
+      attempt_id: attempt.attemptId,
+      run_id: attempt.runId,
+      key_id: attempt.keyId,
+      endpoint: attempt.endpoint,
+      alias: attempt.alias,
+      connection: attempt.connection,
+      outcome: attempt.outcome,
+      committed: attempt.committedMicrosUsd,
+    },
+    dedupeKey: `attempt.unknown:${attempt.attemptId}`,
+  };
+}
+
+/** attempt.unknown from an attempt row (both adapters' column names) and its settlement. */
+export function attemptUnknownFromRow(
+  attempt: Record<string, unknown>,
+  attemptId: string,
+  outcome: string,
+  committedMicrosUsd: number,
+  settledAt: string,
+): NewEvent {
+  return attemptUnknownEvent({
+    attemptId,
+    projectId: String(attempt.project_id),
+    keyId: String(attempt.key_id),
+    runId: attempt.run_id === null || attempt.run_id === undefined ? null : String(attempt.run_id),
+    endpoint: String(attempt.endpoint),
+    alias: String(attempt.alias),
+    connection: String(attempt.connection),
+    outcome,
+    committedMicrosUsd,
+    settledAt,
+  });
+}

@@ -13,6 +13,7 @@
 import type { Limiter } from '../limits/limiter.js';
 import type { AttemptUsage, SettlementOutcome } from '../money/settlement.js';
 import type { SpendCaps } from '../money/spend-caps.js';
+import type { EventThresholds } from '../money/thresholds.js';
 import type { BatchesRepository } from './batches-port.js';
 import type { DeferredResponsesRepository } from './deferred-responses-port.js';
 import type { EventsRepository } from './events-port.js';
@@ -94,6 +95,12 @@ export interface ReserveInput {
    * transaction. Every cap that applies is admitted with the Run, atomically (money/spend-caps.ts).
    */
   projectCaps?: SpendCaps;
+  /**
+   * The Project's event thresholds (money/thresholds.ts): the reservation writes run.budget_threshold,
+   * key.cap_threshold and project.cap_threshold events for the fractions it crosses, in its own
+   * transaction. Absent or empty: no threshold event.
+   */
+  eventThresholds?: EventThresholds;
   /** Epoch ms; used to decide whether the Run has expired and which cap windows the call counts in. */
   now: number;
   createdAt: string;

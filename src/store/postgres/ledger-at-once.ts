@@ -40,6 +40,8 @@ function singleRun(
   for (const input of inputs) {
     if (reservationCounters(input.projectId, input.projectCaps, input.keyId, undefined, input.now).length > 0)
       return undefined;
+    // Run thresholds are compared by ledger-batch.ts until svc_reserve_at_once compares them itself.
+    if (input.runId !== null && (input.eventThresholds?.run.length ?? 0) > 0) return undefined;
     if (input.runId === null) continue;
     if (runId === null) {
       runId = input.runId;
@@ -83,7 +85,12 @@ export async function reserveAtOnce(query: Query, inputs: ReserveInput[]): Promi
  */
 export async function settleAtOnce(query: Query, inputs: SettleInput[]): Promise<Set<string>> {
   const named = new Set<string>();
-  const first = inputs.filter((input) => !named.has(input.attemptId) && named.add(input.attemptId));
+  // An unknown settlement writes attempt.unknown: ledger-batch.ts settles it (rare, and the common
+  // statement stays without an events insert).
+  const first = inputs.filter(
+    (input) => input.state !== 'unknown' && !named.has(input.attemptId) && named.add(input.attemptId),
+  );
+  if (first.length === 0) return new Set();
   const column = <T>(read: (input: SettleInput) => T) => first.map(read);
   // svc_settle_at_once (migration-ledger-functions.ts): the ids it settled.
   const result = await query(

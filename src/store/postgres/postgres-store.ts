@@ -167,7 +167,10 @@ export class PostgresStore implements Store {
         return this.batchOrEach(
           inputs,
           (client) => reserveBatch(client, inputs),
-          (input) => this.transaction((client) => reserveIn(client, input)),
+          async (input) => {
+            const outcome = await this.transaction((client) => reserveIn(client, input));
+            if (outcome) throw outcome.error;
+          },
         );
       },
       RESERVE_BATCHES_IN_FLIGHT,
