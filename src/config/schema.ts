@@ -18,6 +18,7 @@ export const SCOPES = [
   'outcome:write',
   'inference',
   'keys:admin',
+  'webhooks:admin',
 ] as const;
 export type Scope = (typeof SCOPES)[number];
 

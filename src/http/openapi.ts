@@ -21,6 +21,7 @@ import {
   WorkUnitRecord,
   WorkUnitView,
 } from '../governance/schemas.js';
+import { EVENT_PATHS, EVENT_SCHEMAS } from './openapi-events.js';
 import { errors, idParameter, mergePaths, ref, schema } from './openapi-parts.js';
 import { REPORT_PATHS, REPORT_SCHEMAS } from './openapi-reports.js';
 
@@ -138,6 +139,7 @@ export function buildOpenApiDocument() {
         },
       },
       REPORT_PATHS,
+      EVENT_PATHS,
     ),
     components: {
       securitySchemes: {
@@ -160,6 +162,7 @@ export function buildOpenApiDocument() {
         KeyList: schema(KeyListSchema),
         Error: schema(ErrorBody),
         ...REPORT_SCHEMAS,
+        ...EVENT_SCHEMAS,
       },
     },
   };
