@@ -21,6 +21,7 @@ import type { FilesRepository } from './files-port.js';
 import type { JobsRepository } from './jobs-port.js';
 import type { KeysRepository } from './keys-port.js';
 import type {
+  AttemptAttribution,
   AttemptIdentity,
   AttemptState,
   AuditEntry,
@@ -36,6 +37,7 @@ import type {
   WorkUnit,
 } from './records.js';
 import type { ReportsRepository } from './reports-port.js';
+import type { RequestLogRepository } from './request-log-port.js';
 
 /** The shared records (records.ts) are part of the port. */
 export type * from './records.js';
@@ -111,6 +113,8 @@ export interface ReserveInput {
   connection: string;
   profile: string;
   upstreamModel: string;
+  /** The call, tags, route and trace the attempt serves (absent: none known). */
+  attribution?: AttemptAttribution;
 }
 
 export interface SettleInput {
@@ -124,6 +128,10 @@ export interface SettleInput {
   httpStatus: number | null;
   durationMs: number;
   settledAt: string;
+  /** Milliseconds from the reservation to the answer's first byte (null: none arrived). */
+  firstByteMs?: number | null;
+  /** The upstream's own id of the request (its `request-id` / `x-request-id` header). */
+  upstreamRequestId?: string | null;
 }
 
 /**
@@ -167,6 +175,8 @@ export interface Store {
   readonly reports: ReportsRepository;
   /** Gateway Keys managed over the API and the CLI (keys-port.ts). */
   readonly keys: KeysRepository;
+  /** Every attempt of a Project, settled or open (request-log-port.ts). */
+  readonly requestLog: RequestLogRepository;
   /** The events outbox (events-port.ts). */
   readonly events: EventsRepository;
   migrate(): Promise<void>;
