@@ -5,8 +5,9 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { newId } from '../../lib/ids.js';
-import type { EventRecord, EventType, Idempotency, NewEvent, Store } from '../port.js';
+import type { EventRecord, EventType, Idempotency, NewEvent, ReserveInput, Store } from '../port.js';
 import {
+  codeOf,
   createActiveRun,
   createKey,
   plainReservation as reservation0,
@@ -347,6 +348,132 @@ export function defineEventsContract(name: string, open: () => Promise<StoreHarn
       });
       expect(keyId).not.toBe('key_expiring');
       expect(laterRun).not.toBe(runId);
+    });
+
+    const thresholds = { run: [0.5, 0.8, 1], caps: [0.5, 0.8, 1] };
+    const withThresholds = (attemptId: string, fields: Partial<ReserveInput>) =>
+      ({ ...reservation(attemptId), eventThresholds: thresholds, ...fields }) as ReserveInput;
+
+    it('run.budget_threshold once per fraction crossed by committed + reserved, with the figures; run.depleted at the first refusal for budget', async () => {
+      const now = Date.now();
+      const runId = await createActiveRun(
+        store,
+        'prj_events',
+        1000,
+        new Date(now - 1000).toISOString(),
+        new Date(now + 86_400_000).toISOString(),
+      );
+      const reserve = (id: string, amount: number) =>
+        store.reserve(withThresholds(id, { runId, reservationMicrosUsd: amount, now }));
+      await reserve('att_t1', 400);
+      expect(await ofType('run.budget_threshold')).toHaveLength(0);
+      await reserve('att_t2', 200); // 600: crosses 0.5
+      await store.settle(settlement('att_t1', 300)); // 500 (a settlement never crosses)
+      await reserve('att_t3', 400); // 900: crosses 0.8
+      await reserve('att_t4', 100); // 1000: crosses 1
+      const crossed = await ofType('run.budget_threshold');
+      expect(crossed.map((event) => event.data.threshold)).toEqual([0.5, 0.8, 1]);
+      expect(crossed[0]).toMatchObject({
+        projectId: 'prj_events',
+        resourceType: 'run',
+        resourceId: runId,
+        data: { run_id: runId, budget: 1000, committed: 0, reserved: 600 },
+      });
+      expect(crossed[1]!.data).toMatchObject({ committed: 300, reserved: 600 });
+      expect(crossed[2]!.data).toMatchObject({ committed: 300, reserved: 700 });
+      expect(typeof crossed[0]!.data.work_unit_id).toBe('string');
+      expect(await codeOf(reserve('att_t5', 1))).toBe('run_budget_exceeded');
+      expect(await codeOf(reserve('att_t6', 5))).toBe('run_budget_exceeded');
+      const depleted = await ofType('run.depleted');
+      expect(depleted).toHaveLength(1);
+      expect(depleted[0]).toMatchObject({
+        resourceId: runId,
+        data: {
+          run_id: runId,
+          budget: 1000,
+          committed: 300,
+          reserved: 700,
+          remaining: 0,
+          refused_reservation: 1,
+        },
+      });
+      // without thresholds configured, nothing is compared or written
+      const quiet = await createActiveRun(
+        store,
+        'prj_events',
+        100,
+        new Date(now - 1000).toISOString(),
+        new Date(now + 86_400_000).toISOString(),
+      );
+      await store.reserve({ ...reservation('att_q1'), runId: quiet, reservationMicrosUsd: 100, now });
+      expect(
+        (await ofType('run.budget_threshold')).filter((event) => event.resourceId === quiet),
+      ).toHaveLength(0);
+    });
+
+    it('key and Project cap thresholds once per window and fraction, keyed by the window', async () => {
+      const now = Date.now();
+      const day = new Date(now).toISOString().slice(0, 10);
+      const keyId = await createKey(store, 'prj_events', { dayMicrosUsd: 100 }, new Date(now).toISOString());
+      const reserve = (id: string, amount: number) =>
+        store.reserve(
+          withThresholds(id, {
+            keyId,
+            reservationMicrosUsd: amount,
+            now,
+            projectCaps: { lifetimeMicrosUsd: 1000 },
+          }),
+        );
+      await reserve('att_c1', 40);
+      await reserve('att_c2', 40); // key day 80: crosses 0.5 and 0.8
+      await store.settle(settlement('att_c1', 10)); // key day 50
+      await reserve('att_c3', 45); // key day 95
+      await reserve('att_c4', 5); // key day 100: crosses 1
+      expect(await codeOf(reserve('att_c5', 500))).toBe('key_budget_exceeded'); // nothing crosses
+      const keyEvents = await ofType('key.cap_threshold');
+      expect(keyEvents.map((event) => event.data.threshold)).toEqual([0.5, 0.8, 1]);
+      expect(keyEvents[0]).toMatchObject({
+        projectId: 'prj_events',
+        resourceType: 'key',
+        resourceId: keyId,
+        data: { key_id: keyId, window: `day:${day}`, threshold: 0.5, cap: 100, committed: 0, reserved: 80 },
+      });
+      expect(keyEvents[2]!.data).toMatchObject({ committed: 10, reserved: 90 });
+      const projectEvents = await ofType('project.cap_threshold');
+      expect(projectEvents).toHaveLength(0);
+      const other = await createKey(store, 'prj_events', {}, new Date(now).toISOString());
+      await store.reserve(
+        withThresholds('att_p1', {
+          keyId: other,
+          reservationMicrosUsd: 600,
+          now,
+          projectCaps: { lifetimeMicrosUsd: 1000 },
+        }),
+      );
+      const project = await ofType('project.cap_threshold');
+      expect(project).toHaveLength(1);
+      expect(project[0]).toMatchObject({
+        resourceType: 'project',
+        resourceId: 'prj_events',
+        data: { project_id: 'prj_events', window: 'lifetime', threshold: 0.5, cap: 1000 },
+      });
+    });
+
+    it('attempt.unknown when a settlement commits an attempt whose cost is unknowable, once', async () => {
+      await store.reserve({ ...reservation('att_u1'), reservationMicrosUsd: 70 });
+      await store.reserve({ ...reservation('att_u2'), reservationMicrosUsd: 70 });
+      const unknown = { ...settlement('att_u1', 0), state: 'unknown' as const, outcome: 'unknown' as const };
+      await store.settle(unknown);
+      await store.settle(unknown);
+      await store.settle(settlement('att_u2', 3));
+      const events = await ofType('attempt.unknown');
+      expect(events).toHaveLength(1);
+      expect(events[0]).toMatchObject({
+        projectId: 'prj_events',
+        resourceType: 'attempt',
+        resourceId: 'att_u1',
+        data: { attempt_id: 'att_u1', outcome: 'unknown', committed: 70, run_id: null, key_id: 'key_a' },
+      });
     });
   });
 }

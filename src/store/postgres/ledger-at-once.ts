@@ -40,8 +40,6 @@ function singleRun(
   for (const input of inputs) {
     if (reservationCounters(input.projectId, input.projectCaps, input.keyId, undefined, input.now).length > 0)
       return undefined;
-    // Run thresholds are compared by ledger-batch.ts until svc_reserve_at_once compares them itself.
-    if (input.runId !== null && (input.eventThresholds?.run.length ?? 0) > 0) return undefined;
     if (input.runId === null) continue;
     if (runId === null) {
       runId = input.runId;
@@ -49,6 +47,12 @@ function singleRun(
     } else if (input.runId !== runId || input.projectId !== projectId) return undefined;
   }
   return { runId, projectId };
+}
+
+/** The Run thresholds of the batch's Project (one Run, so one Project), or null when none is configured. */
+function runThresholds(inputs: readonly ReserveInput[]): readonly number[] | null {
+  const thresholds = inputs.find((input) => input.runId !== null)?.eventThresholds?.run;
+  return thresholds && thresholds.length > 0 ? thresholds : null;
 }
 
 /** Admits every call of the batch in one statement, or writes nothing and returns false. */
@@ -65,7 +69,7 @@ export async function reserveAtOnce(query: Query, inputs: ReserveInput[]): Promi
   const result = await query(
     `SELECT svc_reserve_at_once($1::text[], $2::text[], $3::text[], $4::text[], $5::bigint[], $6::timestamptz[],
        $7::text[], $8::text[], $9::text[], $10::text[], $11::text[], $12::text[], $13::timestamptz[], $14::text[],
-       $15::bigint, $16::text, $17::text, $18::timestamptz, $19::text[], $20::text[], $21::text[], $22::text[])
+       $15::bigint, $16::text, $17::text, $18::timestamptz, $19::text[], $20::text[], $21::text[], $22::text[], $23::float8[])
        AS inserted`,
     [
       ...attemptColumns(inputs),
@@ -75,6 +79,7 @@ export async function reserveAtOnce(query: Query, inputs: ReserveInput[]): Promi
       target.projectId,
       isoTime(latest),
       ...attributionColumns(inputs),
+      runThresholds(inputs),
     ],
   );
   return Number(result.rows[0]?.inserted) === inputs.length;

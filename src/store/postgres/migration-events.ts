@@ -3,10 +3,14 @@
  * delivery order; `dedupe_key` (NULL for events that happen once by nature) makes a threshold event
  * fire once across replicas: every insert is `ON CONFLICT DO NOTHING`. svc_event_id() makes an
  * event id in SQL (`evt_` + 26 Crockford base32 characters, like lib/ids.ts) for the events the
- * ledger functions write. `expiry_noted` on Runs and keys marks the ones whose expiry the events
+ * ledger functions write. svc_reserve_at_once gains a last parameter, the Project's Run thresholds,
+ * and writes run.budget_threshold in the reservation's own statement (migration-ledger-functions.ts):
+ * the previous signature is dropped and both functions are created again from the current statements. `expiry_noted` on Runs and keys marks the ones whose expiry the events
  * sweep has written (run.expired, key.expired), so each pass reads only the newly expired through
  * the partial indexes.
  */
+import { ledgerFunctionsSql } from './migration-ledger-functions.js';
+
 export const POSTGRES_EVENTS_TABLE_SQL = `
 CREATE TABLE events (
   sequence BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
@@ -44,5 +48,9 @@ $$;
 export const POSTGRES_MIGRATION_EVENTS = {
   version: 12,
   name: 'events',
-  sql: POSTGRES_EVENTS_TABLE_SQL,
+  sql: `${POSTGRES_EVENTS_TABLE_SQL}
+DROP FUNCTION IF EXISTS svc_reserve_at_once(text[], text[], text[], text[], bigint[], timestamptz[], text[], text[],
+  text[], text[], text[], text[], timestamptz[], text[], bigint, text, text, timestamptz, text[], text[], text[], text[]);
+${ledgerFunctionsSql('CREATE OR REPLACE')}
+`,
 };
