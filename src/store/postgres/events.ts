@@ -7,7 +7,14 @@
  */
 import type pg from 'pg';
 import { keyExpiredEvent, runExpiredEvent } from '../event-builders.js';
-import { EVENT_COLUMNS, eventFromRow, eventListSql, eventValues, type Row } from '../event-rows.js';
+import {
+  EVENT_COLUMNS,
+  eventFromRow,
+  eventListSql,
+  eventValues,
+  KEEP_OWED_EVENTS,
+  type Row,
+} from '../event-rows.js';
 import type { EventListQuery, EventsRepository } from '../events-port.js';
 import type { EventRecord, NewEvent } from '../records.js';
 import { runFromRow } from '../rows.js';
@@ -106,9 +113,12 @@ export class PostgresEvents implements EventsRepository {
   }
 
   async deleteEventsBefore(beforeIso: string, limit: number): Promise<number> {
+    const found = await this.query("SELECT to_regclass('webhook_deliveries') IS NOT NULL AS present", []);
+    const hasDeliveries = found.rows[0]?.present === true;
     const result = await this.query(
       `DELETE FROM events WHERE sequence IN (
-         SELECT sequence FROM events WHERE occurred_at < $1 ORDER BY sequence LIMIT $2)`,
+         SELECT sequence FROM events WHERE occurred_at < $1 ${hasDeliveries ? KEEP_OWED_EVENTS : ''}
+         ORDER BY sequence LIMIT $2)`,
       [beforeIso, limit],
     );
     return result.rowCount ?? 0;

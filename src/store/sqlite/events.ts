@@ -5,7 +5,14 @@
  */
 import type Database from 'better-sqlite3';
 import { keyExpiredEvent, runExpiredEvent } from '../event-builders.js';
-import { EVENT_COLUMNS, eventFromRow, eventListSql, eventValues, type Row } from '../event-rows.js';
+import {
+  EVENT_COLUMNS,
+  eventFromRow,
+  eventListSql,
+  eventValues,
+  KEEP_OWED_EVENTS,
+  type Row,
+} from '../event-rows.js';
 import type { EventListQuery, EventsRepository } from '../events-port.js';
 import type { EventRecord, NewEvent } from '../records.js';
 import { runFromRow } from '../rows.js';
@@ -88,12 +95,15 @@ export class SqliteEvents implements EventsRepository {
   }
 
   async deleteEventsBefore(beforeIso: string, limit: number): Promise<number> {
-    return this.transaction(
-      () =>
-        this.sql(
-          `DELETE FROM events WHERE sequence IN (
-             SELECT sequence FROM events WHERE occurred_at < ? ORDER BY sequence LIMIT ?)`,
-        ).run(beforeIso, limit).changes,
-    );
+    return this.transaction(() => {
+      const hasDeliveries =
+        this.sql("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'webhook_deliveries'").get() !==
+        undefined;
+      return this.sql(
+        `DELETE FROM events WHERE sequence IN (
+           SELECT sequence FROM events WHERE occurred_at < ? ${hasDeliveries ? KEEP_OWED_EVENTS : ''}
+           ORDER BY sequence LIMIT ?)`,
+      ).run(beforeIso, limit).changes;
+    });
   }
 }
