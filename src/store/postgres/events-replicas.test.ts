@@ -4,9 +4,12 @@
  * one-statement function for uncapped calls, ledger-batch.ts for calls on a capped key). Each Run
  * threshold, each cap threshold and run.depleted must be written exactly once, even though
  * settlements below the reservation bring committed + reserved back under thresholds already crossed.
+ * Also: the retention keeps an event a webhook delivery still owes (webhook_deliveries, migration 13).
  */
+import pg from 'pg';
 import { afterEach, expect, it } from 'vitest';
 import { createTestDatabase, describePostgres } from '../../../test/support/postgres.js';
+import { sampleEvent } from '../contract/events-contract.js';
 import {
   codeOf,
   completedSettlement,
@@ -95,4 +98,29 @@ describePostgres('events on two PostgreSQL replicas', () => {
       events.map((event) => event.id),
     );
   }, 60_000);
+
+  it('retention keeps an event a webhook delivery still owes once the deliveries table exists', async () => {
+    const database = await createTestDatabase();
+    closers.push(() => database.drop());
+    const store = new PostgresStore({ connectionString: database.url });
+    closers.push(() => store.close());
+    await store.migrate();
+    const old = new Date(Date.now() - 40 * 86_400_000).toISOString();
+    const [owed, done] = [sampleEvent({ occurredAt: old }), sampleEvent({ occurredAt: old })];
+    await store.events.appendEvents([owed, done]);
+    const [first, second] = await store.events.listEventsAfter(0, 10);
+    const client = new pg.Client({ connectionString: database.url });
+    await client.connect();
+    try {
+      await client.query('CREATE TABLE webhook_deliveries (event_sequence BIGINT, state TEXT)');
+      await client.query("INSERT INTO webhook_deliveries VALUES ($1, 'delivering'), ($2, 'failed')", [
+        first!.sequence,
+        second!.sequence,
+      ]);
+    } finally {
+      await client.end();
+    }
+    expect(await store.events.deleteEventsBefore(new Date().toISOString(), 100)).toBe(1);
+    expect((await store.events.listEventsAfter(0, 10)).map((event) => event.id)).toEqual([owed.id]);
+  });
 });
