@@ -15,11 +15,14 @@
  *   the attempts are inserted only if it applied, so either every call is admitted or nothing is
  *   written. When nothing is written the batch goes to ledger-batch.ts, which decides call by call
  *   in arrival order and says why each refused call was refused.
+ *   After the reservation, the function compares the Run's figures with the Project's Run
+ *   thresholds and writes run.budget_threshold for each one crossed (docs/events.md).
  * - settleAtOnce settles every attempt of the batch that is still reserved and was admitted on no
  *   cap counter: the attempts, then their Runs' totals (locked in id order, after the attempts, as
  *   everywhere), then the audit entries in the batch's order. It returns the ids it settled; the
  *   others (settled already, unknown, or holding cap counters) go to ledger-batch.ts, for which a
- *   settled attempt is a no-op.
+ *   settled attempt is a no-op. A settlement whose cost is unknown is not sent here: ledger-batch.ts
+ *   settles it and writes its attempt.unknown event in the same transaction.
  */
 
 import { isoTime } from '../../lib/clock.js';

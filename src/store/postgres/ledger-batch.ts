@@ -25,6 +25,10 @@
  *   Run AND every counter (as locked plus what the batch already took), in arrival order, and
  *   records its counters in attempts.cap_counters; settlement releases/commits on those recorded
  *   counters, last.
+ * Events (docs/events.md): the thresholds each admitted reservation crosses (Run and cap counters,
+ *   compared on the locked rows), run.depleted for a refusal on a Run's budget, and attempt.unknown
+ *   for unknown settlements, appended in the same transaction: one more statement, only when some
+ *   event was produced.
  * Lock order as everywhere else: attempts, then Runs (ascending id), then spend counters.
  */
 import type pg from 'pg';
