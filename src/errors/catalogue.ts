@@ -131,6 +131,13 @@ export const ERROR_CATALOGUE = {
     vendorb: 'not_found_error',
     meaning: 'Unknown Gateway Key id, or one of another Project.',
   },
+  event_not_found: {
+    status: 404,
+    vendora: 'not_found_error',
+    vendorb: 'not_found_error',
+    meaning:
+      'Unknown event id, one of another Project, or one deleted after the events retention (docs/events.md).',
+  },
   route_not_found: {
     status: 404,
     vendora: 'not_found_error',

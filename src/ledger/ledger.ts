@@ -18,6 +18,7 @@ import { newTimeOrderedId, randomBase32 } from '../lib/ids.js';
 import type { RateTicket } from '../limits/inference-limits.js';
 import type { Settlement, SettlementOutcome } from '../money/settlement.js';
 import type { SpendCaps } from '../money/spend-caps.js';
+import type { EventThresholds } from '../money/thresholds.js';
 import {
   type AttemptLabels,
   type AttemptObserver,
@@ -79,6 +80,8 @@ export interface LedgerSettings {
   reaperIntervalMs: number;
   /** The Project's spend caps (configuration), admitted with every reservation (money/spend-caps.ts). */
   projectCaps?: (projectId: string) => SpendCaps | undefined;
+  /** The Project's event thresholds (configuration `events`), compared in each reservation's transaction. */
+  eventThresholds?: (projectId: string) => EventThresholds;
 }
 
 /** The store's state for an outcome: what the settlement does to the Run. */
@@ -293,6 +296,7 @@ export class Ledger {
       attemptId,
       reservationMicrosUsd,
       projectCaps: this.settings.projectCaps?.(plan.projectId),
+      eventThresholds: this.settings.eventThresholds?.(plan.projectId),
       now,
       createdAt: isoTime(now),
       leaseExpiresAt: isoTime(now + leaseMs),

@@ -13,8 +13,10 @@
 import type { Limiter } from '../limits/limiter.js';
 import type { AttemptUsage, SettlementOutcome } from '../money/settlement.js';
 import type { SpendCaps } from '../money/spend-caps.js';
+import type { EventThresholds } from '../money/thresholds.js';
 import type { BatchesRepository } from './batches-port.js';
 import type { DeferredResponsesRepository } from './deferred-responses-port.js';
+import type { EventsRepository } from './events-port.js';
 import type { FilesRepository } from './files-port.js';
 import type { JobsRepository } from './jobs-port.js';
 import type { KeysRepository } from './keys-port.js';
@@ -95,6 +97,12 @@ export interface ReserveInput {
    * transaction. Every cap that applies is admitted with the Run, atomically (money/spend-caps.ts).
    */
   projectCaps?: SpendCaps;
+  /**
+   * The Project's event thresholds (money/thresholds.ts): the reservation writes run.budget_threshold,
+   * key.cap_threshold and project.cap_threshold events for the fractions it crosses, in its own
+   * transaction. Absent or empty: no threshold event.
+   */
+  eventThresholds?: EventThresholds;
   /** Epoch ms; used to decide whether the Run has expired and which cap windows the call counts in. */
   now: number;
   createdAt: string;
@@ -169,6 +177,8 @@ export interface Store {
   readonly keys: KeysRepository;
   /** Every attempt of a Project, settled or open (request-log-port.ts). */
   readonly requestLog: RequestLogRepository;
+  /** The events outbox (events-port.ts). */
+  readonly events: EventsRepository;
   migrate(): Promise<void>;
   /** Resolves when the store answers a trivial query; rejects with StoreUnavailableError otherwise. */
   ping(): Promise<void>;

@@ -19,6 +19,7 @@ import { createLogger } from '../../src/lib/logger.js';
 import { hashSecret, newKeySecret } from '../../src/lib/secrets.js';
 import type { Limiter } from '../../src/limits/limiter.js';
 import { projectCapsFrom } from '../../src/money/spend-caps.js';
+import { eventThresholdsFrom } from '../../src/money/thresholds.js';
 import { openObjectStore } from '../../src/objects/open-objects.js';
 import {
   type AttemptObserver,
@@ -125,6 +126,7 @@ export async function startTestGateway(options: TestGatewayOptions = {}): Promis
       leaseMs: config.ledger.lease_seconds * 1000,
       reaperIntervalMs: config.ledger.reaper_interval_seconds * 1000,
       projectCaps: projectCapsFrom(config.projects),
+      eventThresholds: eventThresholdsFrom(config.events, config.projects),
     },
     combineObservers(
       options.observer ?? options.observability?.observer ?? noAttemptObserver,

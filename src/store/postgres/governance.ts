@@ -9,6 +9,12 @@
  */
 import type pg from 'pg';
 import { GatewayError } from '../../errors/gateway-error.js';
+import {
+  outcomeReportedEvent,
+  WORK_UNIT_FIGURES_SQL,
+  workUnitClosedEvent,
+  workUnitFiguresFromRow,
+} from '../event-builders.js';
 import type {
   CloseRunInput,
   CloseWorkUnitInput,
@@ -21,6 +27,7 @@ import type {
 } from '../port.js';
 import { metadataText, outcomeFromRow, type Row, runFromRow, workUnitFromRow } from '../rows.js';
 import { nextRevision, outcomeWindowOpen, runCreationFailure } from '../rules.js';
+import { appendEventsIn } from './events.js';
 
 type Client = pg.PoolClient;
 
@@ -59,6 +66,10 @@ export async function closeWorkUnitIn(client: Client, input: CloseWorkUnitInput)
     [input.closedAt, input.id],
   );
   const closedAt = closed.rows[0]!.closed_at.toISOString();
+  const figures = workUnitFiguresFromRow(
+    (await client.query<Row>(WORK_UNIT_FIGURES_SQL('$1'), [input.id])).rows[0],
+  );
+  await appendEventsIn(client, [workUnitClosedEvent(unit, closedAt, figures)]);
   return { record: { ...unit, status: 'closed' as const, closedAt }, status: 201 };
 }
 
@@ -153,6 +164,7 @@ export async function insertOutcomeRevision(
   };
   if (head) await client.query('UPDATE outcomes SET is_head = FALSE WHERE id = $1', [head.id]);
   await insertOutcome(client, outcome);
+  await appendEventsIn(client, [outcomeReportedEvent(outcome)]);
   return { record: outcome, status: 201 };
 }
 

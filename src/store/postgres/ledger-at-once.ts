@@ -15,11 +15,14 @@
  *   the attempts are inserted only if it applied, so either every call is admitted or nothing is
  *   written. When nothing is written the batch goes to ledger-batch.ts, which decides call by call
  *   in arrival order and says why each refused call was refused.
+ *   After the reservation, the function compares the Run's figures with the Project's Run
+ *   thresholds and writes run.budget_threshold for each one crossed (docs/events.md).
  * - settleAtOnce settles every attempt of the batch that is still reserved and was admitted on no
  *   cap counter: the attempts, then their Runs' totals (locked in id order, after the attempts, as
  *   everywhere), then the audit entries in the batch's order. It returns the ids it settled; the
  *   others (settled already, unknown, or holding cap counters) go to ledger-batch.ts, for which a
- *   settled attempt is a no-op.
+ *   settled attempt is a no-op. A settlement whose cost is unknown is not sent here: ledger-batch.ts
+ *   settles it and writes its attempt.unknown event in the same transaction.
  */
 
 import { isoTime } from '../../lib/clock.js';
@@ -49,6 +52,12 @@ function singleRun(
   return { runId, projectId };
 }
 
+/** The Run thresholds of the batch's Project (one Run, so one Project), or null when none is configured. */
+function runThresholds(inputs: readonly ReserveInput[]): readonly number[] | null {
+  const thresholds = inputs.find((input) => input.runId !== null)?.eventThresholds?.run;
+  return thresholds && thresholds.length > 0 ? thresholds : null;
+}
+
 /** Admits every call of the batch in one statement, or writes nothing and returns false. */
 export async function reserveAtOnce(query: Query, inputs: ReserveInput[]): Promise<boolean> {
   const target = singleRun(inputs);
@@ -63,7 +72,7 @@ export async function reserveAtOnce(query: Query, inputs: ReserveInput[]): Promi
   const result = await query(
     `SELECT svc_reserve_at_once($1::text[], $2::text[], $3::text[], $4::text[], $5::bigint[], $6::timestamptz[],
        $7::text[], $8::text[], $9::text[], $10::text[], $11::text[], $12::text[], $13::timestamptz[], $14::text[],
-       $15::bigint, $16::text, $17::text, $18::timestamptz, $19::text[], $20::text[], $21::text[], $22::text[])
+       $15::bigint, $16::text, $17::text, $18::timestamptz, $19::text[], $20::text[], $21::text[], $22::text[], $23::float8[])
        AS inserted`,
     [
       ...attemptColumns(inputs),
@@ -73,6 +82,7 @@ export async function reserveAtOnce(query: Query, inputs: ReserveInput[]): Promi
       target.projectId,
       isoTime(latest),
       ...attributionColumns(inputs),
+      runThresholds(inputs),
     ],
   );
   return Number(result.rows[0]?.inserted) === inputs.length;
@@ -85,7 +95,12 @@ export async function reserveAtOnce(query: Query, inputs: ReserveInput[]): Promi
  */
 export async function settleAtOnce(query: Query, inputs: SettleInput[]): Promise<Set<string>> {
   const named = new Set<string>();
-  const first = inputs.filter((input) => !named.has(input.attemptId) && named.add(input.attemptId));
+  // An unknown settlement writes attempt.unknown: ledger-batch.ts settles it (rare, and the common
+  // statement stays without an events insert).
+  const first = inputs.filter(
+    (input) => input.state !== 'unknown' && !named.has(input.attemptId) && named.add(input.attemptId),
+  );
+  if (first.length === 0) return new Set();
   const column = <T>(read: (input: SettleInput) => T) => first.map(read);
   // svc_settle_at_once (migration-ledger-functions.ts): the ids it settled.
   const result = await query(

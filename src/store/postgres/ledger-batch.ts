@@ -25,16 +25,29 @@
  *   Run AND every counter (as locked plus what the batch already took), in arrival order, and
  *   records its counters in attempts.cap_counters; settlement releases/commits on those recorded
  *   counters, last.
+ * Events (docs/events.md): the thresholds each admitted reservation crosses (Run and cap counters,
+ *   compared on the locked rows), run.depleted for a refusal on a Run's budget, and attempt.unknown
+ *   for unknown settlements, appended in the same transaction: one more statement, only when some
+ *   event was produced.
  * Lock order as everywhere else: attempts, then Runs (ascending id), then spend counters.
  */
 import type pg from 'pg';
 import { isoTime } from '../../lib/clock.js';
-import { type CounterKey, counterKeys, recordedCounters } from '../../money/spend-caps.js';
-import { counterSettlements } from '../cap-tally.js';
+import { type CapCounter, type CounterKey, counterKeys, recordedCounters } from '../../money/spend-caps.js';
+import { thresholdsCrossed, windowOfPeriod } from '../../money/thresholds.js';
+import { type CapTally, counterSettlements } from '../cap-tally.js';
+import {
+  attemptUnknownFromRow,
+  capThresholdEvent,
+  runDepletedEvent,
+  runThresholdEvent,
+} from '../event-builders.js';
 import type { ReserveInput, SettleInput } from '../port.js';
+import type { NewEvent, Run } from '../records.js';
 import { type Row, runFromRow } from '../rows.js';
 import { reserveFailure, settlementAmounts } from '../rules.js';
 import { addReservationsIn, prepareCapsIn, settleCountersIn } from './caps.js';
+import { appendEventsIn } from './events.js';
 import type { BatchOutcome } from './group-commit.js';
 import {
   ATTEMPT_COLUMNS,
@@ -66,16 +79,18 @@ export async function reserveBatch(client: pg.PoolClient, inputs: ReserveInput[]
   // Counters after the Runs (lock order: attempts, Runs, counters), all locked before any decision.
   const caps = await prepareCapsIn(client, inputs);
   const added = new Map<string, number>();
+  const events: NewEvent[] = [];
   const admitted: ReserveInput[] = [];
   const capCounters: Array<CounterKey[] | null> = [];
   const outcomes: BatchOutcome[] = inputs.map((input, index) => {
     const amount = input.reservationMicrosUsd;
     const counters = caps.counters[index] ?? [];
-    const admit = (): BatchOutcome => {
+    const admit = (run?: Run, already = 0): BatchOutcome => {
       // The Run (when attached) fits: the caps decide next, against the locked counters plus what
       // this batch already took; a refusal leaves neither the Run nor any counter touched.
       const refusal = caps.tally.refusal(counters, amount);
       if (refusal) return { error: refusal };
+      if (input.eventThresholds) events.push(...thresholdEvents(input, run, already, counters, caps.tally));
       caps.tally.take(counters, amount);
       if (input.runId !== null) added.set(input.runId, (added.get(input.runId) ?? 0) + amount);
       admitted.push(input);
@@ -93,11 +108,30 @@ export async function reserveBatch(client: pg.PoolClient, inputs: ReserveInput[]
       run.expiresAt > nowIso &&
       run.committedMicrosUsd + run.reservedMicrosUsd + already + amount <= run.budgetMicrosUsd
     ) {
-      return admit();
+      return admit(run, already);
     }
     const current = run && { ...run, reservedMicrosUsd: run.reservedMicrosUsd + already };
-    return { error: reserveFailure(current, nowIso, amount) };
+    const failure = reserveFailure(current, nowIso, amount);
+    // The first refusal for the Run's budget writes run.depleted (once per Run: its dedupe key).
+    if (current && failure.code === 'run_budget_exceeded')
+      events.push(
+        runDepletedEvent(
+          {
+            runId: current.id,
+            projectId: current.projectId,
+            workUnitId: current.workUnitId,
+            budget: current.budgetMicrosUsd,
+            committed: current.committedMicrosUsd,
+            reserved: current.reservedMicrosUsd,
+          },
+          amount,
+          input.createdAt,
+        ),
+      );
+    return { error: failure };
   });
+  // One more statement only when this batch crossed a threshold or was refused for a Run's budget.
+  if (events.length > 0) await appendEventsIn(client, events);
   await addReservationsIn(client, caps.tally.reservations());
   const runsUpdate = `UPDATE runs SET reserved = runs.reserved + d.amount
        FROM unnest($1::text[], $2::bigint[]) AS d(id, amount) WHERE runs.id = d.id`;
@@ -125,6 +159,68 @@ export async function reserveBatch(client: pg.PoolClient, inputs: ReserveInput[]
     ],
   );
   return outcomes;
+}
+
+/**
+ * The threshold events one admitted reservation crosses, decided before the tally takes it: the
+ * Run's (locked row plus what this batch already admitted) and each cap counter's.
+ */
+function thresholdEvents(
+  input: ReserveInput,
+  run: Run | undefined,
+  already: number,
+  counters: readonly CapCounter[],
+  tally: CapTally,
+): NewEvent[] {
+  const thresholds = input.eventThresholds!;
+  const amount = input.reservationMicrosUsd;
+  const events: NewEvent[] = [];
+  if (run && thresholds.run.length > 0) {
+    const before = run.committedMicrosUsd + run.reservedMicrosUsd + already;
+    for (const threshold of thresholdsCrossed(thresholds.run, run.budgetMicrosUsd, before, before + amount))
+      events.push(
+        runThresholdEvent(
+          {
+            runId: run.id,
+            projectId: run.projectId,
+            workUnitId: run.workUnitId,
+            budget: run.budgetMicrosUsd,
+            committed: run.committedMicrosUsd,
+            reserved: run.reservedMicrosUsd + already + amount,
+          },
+          threshold,
+          input.createdAt,
+        ),
+      );
+  }
+  if (thresholds.caps.length === 0) return events;
+  for (const counter of counters) {
+    const usage = tally.usage(counter);
+    const before = usage.committed + usage.reserved;
+    for (const threshold of thresholdsCrossed(
+      thresholds.caps,
+      counter.limitMicrosUsd,
+      before,
+      before + amount,
+    ))
+      events.push(
+        capThresholdEvent(
+          {
+            scope: counter.scope,
+            ownerId: counter.ownerId,
+            projectId: input.projectId,
+            period: counter.period,
+            cap: counter.limitMicrosUsd,
+            committed: usage.committed,
+            reserved: usage.reserved + amount,
+          },
+          windowOfPeriod(counter.period),
+          threshold,
+          input.createdAt,
+        ),
+      );
+  }
+  return events;
 }
 
 /** An attempt being settled: its locked row, its settlement and what that commits. */
@@ -261,6 +357,20 @@ export async function settleLocked(
       ],
     );
   }
+  const unknown = settling.filter((entry) => entry.input.state === 'unknown');
+  if (unknown.length > 0)
+    await appendEventsIn(
+      client,
+      unknown.map((entry) =>
+        attemptUnknownFromRow(
+          entry.attempt,
+          entry.input.attemptId,
+          entry.input.outcome,
+          entry.amounts.commit,
+          entry.input.settledAt,
+        ),
+      ),
+    );
   // Counters last (after every Run), on exactly the counters each reservation was admitted on.
   await settleCountersIn(
     client,

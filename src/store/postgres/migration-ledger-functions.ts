@@ -41,7 +41,7 @@ export interface LedgerStatement {
 /** The reservation batch; `done` returns one row per attempt inserted. */
 export const RESERVE_AT_ONCE: LedgerStatement = {
   parameters: `text[], text[], text[], text[], bigint[], timestamptz[], text[], text[], text[], text[], text[], text[],
-  timestamptz[], text[], bigint, text, text, timestamptz, text[], text[], text[], text[]`,
+  timestamptz[], text[], bigint, text, text, timestamptz, text[], text[], text[], text[], float8[]`,
   // A key whose limits name any cap leaves the batch to ledger-batch.ts, which reads them (a managed
   // key without caps stores '{}'). The Run must outlive the latest 'now' of the batch.
   ctes: `WITH capped AS (
@@ -50,7 +50,7 @@ export const RESERVE_AT_ONCE: LedgerStatement = {
     UPDATE runs SET reserved = reserved + $15
     WHERE id = $16 AND project_id = $17 AND status = 'active' AND expires_at > $18
       AND committed + reserved + $15 <= budget AND NOT EXISTS (SELECT 1 FROM capped)
-    RETURNING id
+    RETURNING id, work_unit_id, budget, committed, reserved
   ), done AS (
     INSERT INTO attempts (${ATTEMPT_COLUMNS})
     SELECT id, project_id, key_id, run_id, 'reserved', reservation, lease_expires_at, owner, endpoint, alias,
@@ -62,6 +62,26 @@ export const RESERVE_AT_ONCE: LedgerStatement = {
     RETURNING id
   )`,
 };
+
+/**
+ * Migration 12 (docs/events.md): after the batch's reservation, the Run thresholds it crossed
+ * (before < t x budget <= after, before = after - the batch's amount) each write one
+ * run.budget_threshold event, ON CONFLICT DO NOTHING on its dedupe key, so a threshold fires once
+ * across replicas. A batch that crosses none pays only the comparisons of this loop: no statement.
+ * $23 holds the Project's Run thresholds (NULL or empty: none), $16 the Run, $17 its Project.
+ */
+const RUN_THRESHOLD_EVENTS = `IF run_budget IS NOT NULL AND $23 IS NOT NULL THEN
+    FOREACH threshold IN ARRAY $23 LOOP
+      IF run_after - $15 < threshold * run_budget AND threshold * run_budget <= run_after THEN
+        INSERT INTO events (id, project_id, type, resource_type, resource_id, dedupe_key, occurred_at, data)
+        VALUES (svc_event_id(), $17, 'run.budget_threshold', 'run', $16,
+          'run.budget_threshold:' || $16 || ':lifetime:' || threshold::text, $18,
+          jsonb_build_object('run_id', $16, 'work_unit_id', run_work_unit, 'threshold', threshold,
+            'budget', run_budget, 'committed', run_after - run_reserved, 'reserved', run_reserved))
+        ON CONFLICT DO NOTHING;
+      END IF;
+    END LOOP;
+  END IF;`;
 
 /** The settlement batch; `done` returns the id of each attempt settled. */
 export const SETTLE_AT_ONCE: LedgerStatement = {
@@ -113,9 +133,17 @@ export function ledgerFunctionsSql(create: 'CREATE' | 'CREATE OR REPLACE'): stri
 ${create} FUNCTION svc_reserve_at_once(${RESERVE_AT_ONCE.parameters}) RETURNS bigint LANGUAGE plpgsql ${SETTINGS} AS $fn$
 DECLARE
   inserted bigint;
+  run_work_unit text;
+  run_budget bigint;
+  run_after bigint;
+  run_reserved bigint;
+  threshold float8;
 BEGIN
   ${RESERVE_AT_ONCE.ctes}
-  SELECT count(*) INTO inserted FROM done;
+  SELECT (SELECT count(*) FROM done), r.work_unit_id, r.budget, r.committed + r.reserved, r.reserved
+    INTO inserted, run_work_unit, run_budget, run_after, run_reserved
+    FROM (SELECT 1) AS one LEFT JOIN reserved r ON TRUE;
+  ${RUN_THRESHOLD_EVENTS}
   RETURN inserted;
 END
 $fn$;

@@ -4,6 +4,12 @@
  * writer, so reading, deciding (rules.ts) and writing in one transaction is exact here.
  */
 import { GatewayError } from '../../errors/gateway-error.js';
+import {
+  outcomeReportedEvent,
+  WORK_UNIT_FIGURES_SQL,
+  workUnitClosedEvent,
+  workUnitFiguresFromRow,
+} from '../event-builders.js';
 import type {
   CloseRunInput,
   CloseWorkUnitInput,
@@ -18,6 +24,7 @@ import type {
 } from '../port.js';
 import { metadataText, outcomeFromRow, type Row, runFromRow, workUnitFromRow } from '../rows.js';
 import { nextRevision, outcomeWindowOpen, runCreationFailure } from '../rules.js';
+import { appendEventsIn } from './events.js';
 import type { Sql } from './transaction.js';
 
 /** A governance write's record and status (201 created, 200 already in that state). */
@@ -80,6 +87,8 @@ export function closeWorkUnitIn(sql: Sql, input: CloseWorkUnitInput): Write<Work
   if (!unit) throw new GatewayError('work_unit_not_found', 'Work Unit not found.');
   if (unit.status === 'closed') return { record: unit, status: 200 };
   sql("UPDATE work_units SET status = 'closed', closed_at = ? WHERE id = ?").run(input.closedAt, input.id);
+  const figures = workUnitFiguresFromRow(sql(WORK_UNIT_FIGURES_SQL('?')).get(input.id) as Row | undefined);
+  appendEventsIn(sql, [workUnitClosedEvent(unit, input.closedAt, figures)]);
   return { record: { ...unit, status: 'closed' as const, closedAt: input.closedAt }, status: 201 };
 }
 
@@ -180,6 +189,7 @@ export function insertOutcomeRevision(sql: Sql, input: ReportOutcomeInput): Writ
     outcome.evidenceSha256,
     outcome.supersedesOutcomeId,
   );
+  appendEventsIn(sql, [outcomeReportedEvent(outcome)]);
   return { record: outcome, status: 201 };
 }
 

@@ -39,6 +39,7 @@ import { SqliteBatches } from './batches.js';
 import type { WalCheckpointer } from './checkpointer.js';
 import { openConnection, type SqliteOptions } from './connection.js';
 import { SqliteDeferredResponses } from './deferred-responses.js';
+import { SqliteEvents } from './events.js';
 import { SqliteFilesRepository } from './files.js';
 import {
   closeRunIn,
@@ -90,6 +91,7 @@ export class SqliteStore implements Store {
   readonly reports: SqliteReports;
   readonly keys: SqliteKeys;
   readonly requestLog: SqliteRequestLog;
+  readonly events: SqliteEvents;
 
   constructor(options: SqliteOptions) {
     const opened = openConnection(options, (reason) => this.checkpointerFailed(reason));
@@ -106,6 +108,7 @@ export class SqliteStore implements Store {
     this.reports = new SqliteReports(this.db, this.read, this.transaction, this.sql);
     this.keys = new SqliteKeys(this.db, this.transaction, this.idempotent);
     this.requestLog = new SqliteRequestLog(this.db, this.read);
+    this.events = new SqliteEvents(this.db, this.sql, this.read, this.transaction);
   }
 
   /** The prepared statement for `text`, prepared once on this connection. */
