@@ -15,7 +15,8 @@ export type IdPrefix =
   | 'resp'
   | 'msg'
   | 'req'
-  | 'prj';
+  | 'prj'
+  | 'evt';
 
 /** Random bytes are drawn from a pool refilled 4 KiB at a time: one syscall per ~150 ids, not one per id. */
 const POOL_SIZE = 4096;

@@ -15,6 +15,7 @@ import type { AttemptUsage, SettlementOutcome } from '../money/settlement.js';
 import type { SpendCaps } from '../money/spend-caps.js';
 import type { BatchesRepository } from './batches-port.js';
 import type { DeferredResponsesRepository } from './deferred-responses-port.js';
+import type { EventsRepository } from './events-port.js';
 import type { FilesRepository } from './files-port.js';
 import type { JobsRepository } from './jobs-port.js';
 import type { KeysRepository } from './keys-port.js';
@@ -159,6 +160,8 @@ export interface Store {
   readonly reports: ReportsRepository;
   /** Gateway Keys managed over the API and the CLI (keys-port.ts). */
   readonly keys: KeysRepository;
+  /** The events outbox (events-port.ts). */
+  readonly events: EventsRepository;
   migrate(): Promise<void>;
   /** Resolves when the store answers a trivial query; rejects with StoreUnavailableError otherwise. */
   ping(): Promise<void>;

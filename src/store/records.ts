@@ -146,3 +146,55 @@ export interface AuditEntry extends AttemptIdentity {
   createdAt: string;
   settledAt: string;
 }
+
+// ---- events (the outbox: docs/events.md) ----------------------------------------------------
+
+/** Every event type the gateway writes (docs/events.md says when each fires and its data fields). */
+export const EVENT_TYPES = [
+  'run.budget_threshold',
+  'run.depleted',
+  'run.expired',
+  'key.cap_threshold',
+  'project.cap_threshold',
+  'attempt.unknown',
+  'key.revoked',
+  'key.expired',
+  'outcome.reported',
+  'work_unit.closed',
+  'batch.finished',
+  'response.finished',
+] as const;
+export type EventType = (typeof EVENT_TYPES)[number];
+
+/** The kind of resource an event is about (its `resource.type`). */
+export const EVENT_RESOURCE_TYPES = [
+  'run',
+  'key',
+  'project',
+  'attempt',
+  'work_unit',
+  'batch',
+  'response',
+] as const;
+export type EventResourceType = (typeof EVENT_RESOURCE_TYPES)[number];
+
+/** One row of the events table (the outbox), in global `sequence` order. */
+export interface EventRecord {
+  /** Global order of the outbox (delivery order); assigned by the store. */
+  sequence: number;
+  /** `evt_` + 26 base32 characters: stable, given to receivers to dedupe on. */
+  id: string;
+  projectId: string;
+  type: EventType;
+  resourceType: EventResourceType;
+  resourceId: string;
+  /** RFC 3339 (UTC, milliseconds). */
+  occurredAt: string;
+  /** The resource's figures when the event happened (snake_case keys, documented per type). */
+  data: Record<string, unknown>;
+}
+
+/** An event to append; with a dedupeKey, a second event with the same key is silently not written. */
+export interface NewEvent extends Omit<EventRecord, 'sequence'> {
+  dedupeKey?: string | null;
+}

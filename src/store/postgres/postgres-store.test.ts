@@ -5,6 +5,7 @@ import { createTestDatabase, describePostgres, type TestDatabase } from '../../.
 import { GatewayError, StoreUnavailableError } from '../../errors/gateway-error.js';
 import { newId } from '../../lib/ids.js';
 import { defineCapsContract } from '../contract/caps-contract.js';
+import { defineEventsContract } from '../contract/events-contract.js';
 import { defineFilesContract } from '../contract/files-contract.js';
 import { defineJobsContract } from '../contract/jobs-contract.js';
 import { defineReportsContract } from '../contract/reports-contract.js';
@@ -108,6 +109,7 @@ describePostgres('postgres store', () => {
   };
   defineStoreContract('postgres', openPostgres);
   defineCapsContract('postgres', openPostgres);
+  defineEventsContract('postgres', openPostgres);
   defineFilesContract('postgres', openPostgres);
   defineJobsContract('postgres', openPostgres);
   defineReportsContract('postgres', openPostgres);

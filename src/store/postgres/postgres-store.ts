@@ -40,6 +40,7 @@ import { auditFromRow, keyFromRow, outcomeFromRow, type Row, runFromRow } from '
 import { PostgresBatches } from './batches.js';
 import { PostgresDeferredResponses } from './deferred-responses.js';
 import { connectionBroken, toStoreError } from './errors.js';
+import { PostgresEvents } from './events.js';
 import { PostgresFilesRepository } from './files.js';
 import {
   closeRunIn,
@@ -141,6 +142,7 @@ export class PostgresStore implements Store {
   readonly rateBuckets: PostgresRateBuckets;
   readonly reports: PostgresReports;
   readonly keys: PostgresKeys;
+  readonly events: PostgresEvents;
 
   constructor(options: PostgresOptions) {
     this.options = options;
@@ -209,6 +211,10 @@ export class PostgresStore implements Store {
     this.keys = new PostgresKeys(
       (work) => this.transaction(work),
       (idempotency, render, write) => this.idempotent(idempotency, render, write),
+    );
+    this.events = new PostgresEvents(
+      (text, values) => this.query(text, values),
+      (work) => this.transaction(work),
     );
   }
 

@@ -39,6 +39,7 @@ import { SqliteBatches } from './batches.js';
 import type { WalCheckpointer } from './checkpointer.js';
 import { openConnection, type SqliteOptions } from './connection.js';
 import { SqliteDeferredResponses } from './deferred-responses.js';
+import { SqliteEvents } from './events.js';
 import { SqliteFilesRepository } from './files.js';
 import {
   closeRunIn,
@@ -88,6 +89,7 @@ export class SqliteStore implements Store {
   readonly rateBuckets: SqliteRateBuckets;
   readonly reports: SqliteReports;
   readonly keys: SqliteKeys;
+  readonly events: SqliteEvents;
 
   constructor(options: SqliteOptions) {
     const opened = openConnection(options, (reason) => this.checkpointerFailed(reason));
@@ -103,6 +105,7 @@ export class SqliteStore implements Store {
     this.rateBuckets = new SqliteRateBuckets(this.db, this.transaction);
     this.reports = new SqliteReports(this.db, this.read, this.transaction, this.sql);
     this.keys = new SqliteKeys(this.db, this.transaction, this.idempotent);
+    this.events = new SqliteEvents(this.db, this.sql, this.read, this.transaction);
   }
 
   /** The prepared statement for `text`, prepared once on this connection. */
