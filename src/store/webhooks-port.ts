@@ -174,7 +174,7 @@ export interface WebhooksRepository {
   /** Events after the watermark not fanned out yet, ascending by sequence. */
   eventsToFanOut(limit: number): Promise<EventRecord[]>;
   /** In one transaction: the deliveries (an existing endpoint x event pair is skipped) and the markers. */
-  recordFanOut(sequences: number[], deliveries: NewWebhookDelivery[]): Promise<void>;
+  recordFanOut(sequences: number[], deliveries: NewWebhookDelivery[], fannedAt: number): Promise<void>;
   /**
    * Moves the watermark past events fanned out before `settledBefore` (and past no event still
    * waiting to be fanned out), dropping their markers. Returns the watermark.

@@ -8,6 +8,7 @@
  */
 import { POSTGRES_FILES_MIGRATION } from './files-migration.js';
 import { POSTGRES_MIGRATION_EVENTS } from './migration-events.js';
+import { POSTGRES_MIGRATION_WEBHOOKS } from './migration-webhooks.js';
 import { POSTGRES_MIGRATION_JOBS_RESOURCES } from './migration-jobs-resources.js';
 import { POSTGRES_MIGRATION_KEYS_CAPS } from './migration-keys-caps.js';
 import { POSTGRES_MIGRATION_LEDGER_FUNCTIONS } from './migration-ledger-functions.js';
@@ -186,4 +187,5 @@ CREATE TRIGGER audit_append_only_truncate BEFORE TRUNCATE ON audit
   POSTGRES_MIGRATION_LEDGER_FUNCTIONS,
   POSTGRES_MIGRATION_RESOURCE_LISTS,
   POSTGRES_MIGRATION_EVENTS,
+  POSTGRES_MIGRATION_WEBHOOKS,
 ];

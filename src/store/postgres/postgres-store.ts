@@ -41,6 +41,7 @@ import { PostgresBatches } from './batches.js';
 import { PostgresDeferredResponses } from './deferred-responses.js';
 import { connectionBroken, toStoreError } from './errors.js';
 import { PostgresEvents } from './events.js';
+import { PostgresWebhooks } from './webhooks.js';
 import { PostgresFilesRepository } from './files.js';
 import {
   closeRunIn,
@@ -143,6 +144,7 @@ export class PostgresStore implements Store {
   readonly reports: PostgresReports;
   readonly keys: PostgresKeys;
   readonly events: PostgresEvents;
+  readonly webhooks: PostgresWebhooks;
 
   constructor(options: PostgresOptions) {
     this.options = options;
@@ -215,6 +217,11 @@ export class PostgresStore implements Store {
     this.events = new PostgresEvents(
       (text, values) => this.query(text, values),
       (work) => this.transaction(work),
+    );
+    this.webhooks = new PostgresWebhooks(
+      (text, values) => this.query(text, values),
+      (work) => this.transaction(work),
+      (idempotency, render, write) => this.idempotent(idempotency, render, write),
     );
   }
 

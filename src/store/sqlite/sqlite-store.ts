@@ -40,6 +40,7 @@ import type { WalCheckpointer } from './checkpointer.js';
 import { openConnection, type SqliteOptions } from './connection.js';
 import { SqliteDeferredResponses } from './deferred-responses.js';
 import { SqliteEvents } from './events.js';
+import { SqliteWebhooks } from './webhooks.js';
 import { SqliteFilesRepository } from './files.js';
 import {
   closeRunIn,
@@ -90,6 +91,7 @@ export class SqliteStore implements Store {
   readonly reports: SqliteReports;
   readonly keys: SqliteKeys;
   readonly events: SqliteEvents;
+  readonly webhooks: SqliteWebhooks;
 
   constructor(options: SqliteOptions) {
     const opened = openConnection(options, (reason) => this.checkpointerFailed(reason));
@@ -106,6 +108,7 @@ export class SqliteStore implements Store {
     this.reports = new SqliteReports(this.db, this.read, this.transaction, this.sql);
     this.keys = new SqliteKeys(this.db, this.transaction, this.idempotent);
     this.events = new SqliteEvents(this.db, this.sql, this.read, this.transaction);
+    this.webhooks = new SqliteWebhooks(this.sql, this.db, this.transaction, this.idempotent);
   }
 
   /** The prepared statement for `text`, prepared once on this connection. */
