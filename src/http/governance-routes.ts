@@ -10,9 +10,11 @@ import type { RateLimiter } from '../governance/rate-limit.js';
 import type { Caller, GovernanceService, WriteRequest } from '../governance/service.js';
 import { noteRateLimited } from '../limits/rate-limit-scope.js';
 import { requestRecordOf } from '../observability/http-hooks.js';
+import type { EndpointsService } from '../webhooks/endpoints-service.js';
 import { type Authenticator, requireScopes } from './auth.js';
 import { isJsonContentType } from './body.js';
 import { registerKeysRoutes } from './keys-routes.js';
+import { registerWebhooksRoutes } from './webhooks-routes.js';
 
 export const GOVERNANCE_BODY_LIMIT = 16 * 1024;
 
@@ -21,6 +23,7 @@ export interface GovernanceRouteDeps {
   authenticator: Authenticator;
   rateLimiter: RateLimiter;
   keys: KeysService;
+  webhooks: EndpointsService;
 }
 
 type IdParams = { Params: { id: string } };
@@ -113,4 +116,5 @@ export function registerGovernanceRoutes(app: FastifyInstance, deps: GovernanceR
   });
 
   registerKeysRoutes(app, { keys: deps.keys, guard, write, bodyLimit: GOVERNANCE_BODY_LIMIT });
+  registerWebhooksRoutes(app, { webhooks: deps.webhooks, guard, write, bodyLimit: GOVERNANCE_BODY_LIMIT });
 }

@@ -40,7 +40,8 @@ export function endpointFromRow(row: Row): WebhookEndpointRecord {
   };
 }
 
-export const ENDPOINT_COLUMNS = 'id, project_id, url, description, event_types, source, secret, state, created_at';
+export const ENDPOINT_COLUMNS =
+  'id, project_id, url, description, event_types, source, secret, state, created_at';
 
 export function endpointValues(endpoint: NewWebhookEndpoint): unknown[] {
   return [

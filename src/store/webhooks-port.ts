@@ -192,7 +192,11 @@ export interface WebhooksRepository {
 
   // ---- visibility
   /** An endpoint's deliveries, newest first. */
-  listDeliveries(projectId: string, endpointId: string, query: DeliveryPageQuery): Promise<WebhookDeliveryRecord[]>;
+  listDeliveries(
+    projectId: string,
+    endpointId: string,
+    query: DeliveryPageQuery,
+  ): Promise<WebhookDeliveryRecord[]>;
   getDelivery(projectId: string, endpointId: string, id: string): Promise<WebhookDeliveryRecord | undefined>;
   /** The kept attempts of a delivery, newest first. */
   listAttempts(deliveryId: string): Promise<DeliveryAttemptRecord[]>;

@@ -8,7 +8,6 @@
  */
 import { POSTGRES_FILES_MIGRATION } from './files-migration.js';
 import { POSTGRES_MIGRATION_EVENTS } from './migration-events.js';
-import { POSTGRES_MIGRATION_WEBHOOKS } from './migration-webhooks.js';
 import { POSTGRES_MIGRATION_JOBS_RESOURCES } from './migration-jobs-resources.js';
 import { POSTGRES_MIGRATION_KEYS_CAPS } from './migration-keys-caps.js';
 import { POSTGRES_MIGRATION_LEDGER_FUNCTIONS } from './migration-ledger-functions.js';
@@ -17,6 +16,7 @@ import { POSTGRES_MIGRATION_REPORT_ROLLUPS } from './migration-report-rollups.js
 import { POSTGRES_MIGRATION_REPORTS } from './migration-reports.js';
 import { POSTGRES_MIGRATION_RESOURCE_LISTS } from './migration-resource-lists.js';
 import { POSTGRES_MIGRATION_SETTLEMENT_OUTCOMES } from './migration-settlement-outcomes.js';
+import { POSTGRES_MIGRATION_WEBHOOKS } from './migration-webhooks.js';
 
 export interface PostgresMigration {
   version: number;

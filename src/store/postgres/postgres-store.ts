@@ -41,7 +41,6 @@ import { PostgresBatches } from './batches.js';
 import { PostgresDeferredResponses } from './deferred-responses.js';
 import { connectionBroken, toStoreError } from './errors.js';
 import { PostgresEvents } from './events.js';
-import { PostgresWebhooks } from './webhooks.js';
 import { PostgresFilesRepository } from './files.js';
 import {
   closeRunIn,
@@ -64,6 +63,7 @@ import { createPool, DEFAULT_CONNECT_TIMEOUT_MS, type LedgerLane, type PostgresO
 import { PoolGate, type SlotResult, storeBusy } from './pool-gate.js';
 import { PostgresRateBuckets } from './rate-buckets.js';
 import { PostgresReports } from './reports.js';
+import { PostgresWebhooks } from './webhooks.js';
 
 export type { PostgresOptions } from './pool.js';
 

@@ -53,7 +53,10 @@ const ENDPOINT_INSERT = `INSERT INTO webhook_endpoints (${ENDPOINT_COLUMNS}) VAL
 
 async function endpointRow(client: Client, projectId: string, id: string) {
   const row = (
-    await client.query<Row>('SELECT * FROM webhook_endpoints WHERE id = $1 AND project_id = $2', [id, projectId])
+    await client.query<Row>('SELECT * FROM webhook_endpoints WHERE id = $1 AND project_id = $2', [
+      id,
+      projectId,
+    ])
   ).rows[0];
   return row ? endpointFromRow(row) : undefined;
 }
@@ -153,10 +156,10 @@ export class PostgresWebhooks implements WebhooksRepository {
   ): Promise<IdempotentResult> {
     return this.run(idempotency, render, async (client) => {
       const deleted = (
-        await client.query<Row>('DELETE FROM webhook_endpoints WHERE id = $1 AND project_id = $2 RETURNING *', [
-          id,
-          projectId,
-        ])
+        await client.query<Row>(
+          'DELETE FROM webhook_endpoints WHERE id = $1 AND project_id = $2 RETURNING *',
+          [id, projectId],
+        )
       ).rows[0];
       if (!deleted) throw endpointNotFound();
       return { record: endpointFromRow(deleted), status: 200 };
@@ -268,9 +271,10 @@ export class PostgresWebhooks implements WebhooksRepository {
     input: ClaimDeliveryInput,
   ): Promise<ClaimedDelivery | undefined> {
     const locked = (
-      await client.query<Row>("SELECT * FROM webhook_endpoints WHERE id = $1 AND state = 'active' FOR UPDATE", [
-        endpointId,
-      ])
+      await client.query<Row>(
+        "SELECT * FROM webhook_endpoints WHERE id = $1 AND state = 'active' FOR UPDATE",
+        [endpointId],
+      )
     ).rows[0];
     if (!locked) return undefined;
     const live = (
@@ -293,8 +297,9 @@ export class PostgresWebhooks implements WebhooksRepository {
     ).rows[0];
     if (!claimed) return undefined;
     const delivery = deliveryFromRow(claimed);
-    const event = (await client.query<Row>('SELECT * FROM events WHERE sequence = $1', [delivery.eventSequence]))
-      .rows[0];
+    const event = (
+      await client.query<Row>('SELECT * FROM events WHERE sequence = $1', [delivery.eventSequence])
+    ).rows[0];
     return { delivery, endpoint: endpointFromRow(locked), event: event ? eventFromRow(event) : undefined };
   }
 
@@ -322,7 +327,14 @@ export class PostgresWebhooks implements WebhooksRepository {
          VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (delivery_id, attempt) DO UPDATE SET
            started_at = excluded.started_at, status = excluded.status, error = excluded.error,
            latency_ms = excluded.latency_ms`,
-        [attempt.deliveryId, attempt.attempt, attempt.startedAt, attempt.status, attempt.error, attempt.latencyMs],
+        [
+          attempt.deliveryId,
+          attempt.attempt,
+          attempt.startedAt,
+          attempt.status,
+          attempt.error,
+          attempt.latencyMs,
+        ],
       );
       await client.query('DELETE FROM webhook_delivery_attempts WHERE delivery_id = $1 AND attempt <= $2', [
         attempt.deliveryId,
@@ -384,11 +396,10 @@ export class PostgresWebhooks implements WebhooksRepository {
     id: string,
   ): Promise<WebhookDeliveryRecord | undefined> {
     const row = (
-      await this.query('SELECT * FROM webhook_deliveries WHERE id = $1 AND endpoint_id = $2 AND project_id = $3', [
-        id,
-        endpointId,
-        projectId,
-      ])
+      await this.query(
+        'SELECT * FROM webhook_deliveries WHERE id = $1 AND endpoint_id = $2 AND project_id = $3',
+        [id, endpointId, projectId],
+      )
     ).rows[0];
     return row ? deliveryFromRow(row) : undefined;
   }
@@ -409,10 +420,10 @@ export class PostgresWebhooks implements WebhooksRepository {
     return this.run(idempotency, render, async (client) => {
       if (!(await endpointRow(client, input.projectId, input.endpointId))) throw endpointNotFound();
       const row = (
-        await client.query<Row>('SELECT * FROM webhook_deliveries WHERE id = $1 AND endpoint_id = $2 FOR UPDATE', [
-          input.deliveryId,
-          input.endpointId,
-        ])
+        await client.query<Row>(
+          'SELECT * FROM webhook_deliveries WHERE id = $1 AND endpoint_id = $2 FOR UPDATE',
+          [input.deliveryId, input.endpointId],
+        )
       ).rows[0];
       if (!row) throw deliveryNotFound();
       const delivery = deliveryFromRow(row);

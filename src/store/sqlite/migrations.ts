@@ -4,13 +4,13 @@ import { SQLITE_FILES_MIGRATION } from './files-migration.js';
 import { SQLITE_MIGRATION_ATTEMPTS_RESERVED } from './migration-attempts-reserved.js';
 import { SQLITE_MIGRATION_CHECKS_WITHOUT_IN_LISTS } from './migration-checks-without-in-lists.js';
 import { SQLITE_MIGRATION_EVENTS } from './migration-events.js';
-import { SQLITE_MIGRATION_WEBHOOKS } from './migration-webhooks.js';
 import { SQLITE_MIGRATION_JOBS_RESOURCES } from './migration-jobs-resources.js';
 import { SQLITE_MIGRATION_KEYS_CAPS } from './migration-keys-caps.js';
 import { SQLITE_MIGRATION_RATE_BUCKETS } from './migration-rate-buckets.js';
 import { SQLITE_MIGRATION_REPORTS } from './migration-reports.js';
 import { SQLITE_MIGRATION_RESOURCE_LISTS } from './migration-resource-lists.js';
 import { SQLITE_MIGRATION_SETTLEMENT_OUTCOMES } from './migration-settlement-outcomes.js';
+import { SQLITE_MIGRATION_WEBHOOKS } from './migration-webhooks.js';
 
 export interface SqliteMigration {
   version: number;

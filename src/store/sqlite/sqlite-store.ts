@@ -40,7 +40,6 @@ import type { WalCheckpointer } from './checkpointer.js';
 import { openConnection, type SqliteOptions } from './connection.js';
 import { SqliteDeferredResponses } from './deferred-responses.js';
 import { SqliteEvents } from './events.js';
-import { SqliteWebhooks } from './webhooks.js';
 import { SqliteFilesRepository } from './files.js';
 import {
   closeRunIn,
@@ -71,6 +70,7 @@ import type { ProcessLock } from './process-lock.js';
 import { SqliteRateBuckets } from './rate-buckets.js';
 import { SqliteReports } from './reports.js';
 import type { Sql, SqliteRead, SqliteTransaction } from './transaction.js';
+import { SqliteWebhooks } from './webhooks.js';
 
 export type { SqliteOptions } from './connection.js';
 

@@ -48,7 +48,11 @@ export class SqliteWebhooks implements WebhooksRepository {
     private readonly idempotent: SqliteIdempotent,
   ) {}
 
-  private run<T>(idempotency: Idempotency | null, render: Render<T>, write: () => Write<T>): IdempotentResult {
+  private run<T>(
+    idempotency: Idempotency | null,
+    render: Render<T>,
+    write: () => Write<T>,
+  ): IdempotentResult {
     if (idempotency) return this.idempotent(idempotency, render, write);
     return this.transaction(() => {
       const { record, status } = write();
@@ -57,7 +61,10 @@ export class SqliteWebhooks implements WebhooksRepository {
   }
 
   private endpoint(projectId: string, id: string): WebhookEndpointRecord | undefined {
-    const row = this.sql('SELECT * FROM webhook_endpoints WHERE id = ? AND project_id = ?').get(id, projectId);
+    const row = this.sql('SELECT * FROM webhook_endpoints WHERE id = ? AND project_id = ?').get(
+      id,
+      projectId,
+    );
     return row ? endpointFromRow(row as Row) : undefined;
   }
 
@@ -76,11 +83,13 @@ export class SqliteWebhooks implements WebhooksRepository {
 
   async upsertConfiguredEndpoint(endpoint: NewWebhookEndpoint, previousExpiresAt: number): Promise<void> {
     this.transaction(() => {
-      const existing = this.sql('SELECT * FROM webhook_endpoints WHERE id = ?').get(endpoint.id) as Row | undefined;
+      const existing = this.sql('SELECT * FROM webhook_endpoints WHERE id = ?').get(endpoint.id) as
+        | Row
+        | undefined;
       if (!existing) {
-        this.sql(`INSERT INTO webhook_endpoints (${ENDPOINT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`).run(
-          ...endpointValues(endpoint),
-        );
+        this.sql(
+          `INSERT INTO webhook_endpoints (${ENDPOINT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+        ).run(...endpointValues(endpoint));
         return;
       }
       const rotated = String(existing.secret) !== endpoint.secret;
@@ -102,11 +111,15 @@ export class SqliteWebhooks implements WebhooksRepository {
 
   async disableConfiguredEndpointsExcept(keep: string[]): Promise<number> {
     return this.transaction(() => {
-      const rows = this.sql("SELECT id FROM webhook_endpoints WHERE source = 'config' AND state = 'active'").all() as Row[];
+      const rows = this.sql(
+        "SELECT id FROM webhook_endpoints WHERE source = 'config' AND state = 'active'",
+      ).all() as Row[];
       let changed = 0;
       for (const row of rows) {
         if (keep.includes(String(row.id))) continue;
-        changed += this.sql("UPDATE webhook_endpoints SET state = 'disabled' WHERE id = ?").run(row.id).changes;
+        changed += this.sql("UPDATE webhook_endpoints SET state = 'disabled' WHERE id = ?").run(
+          row.id,
+        ).changes;
       }
       return changed;
     });
@@ -124,7 +137,9 @@ export class SqliteWebhooks implements WebhooksRepository {
   }
 
   async listActiveEndpoints(): Promise<WebhookEndpointRecord[]> {
-    const rows = this.sql("SELECT * FROM webhook_endpoints WHERE state = 'active' ORDER BY id").all() as Row[];
+    const rows = this.sql(
+      "SELECT * FROM webhook_endpoints WHERE state = 'active' ORDER BY id",
+    ).all() as Row[];
     return rows.map(endpointFromRow);
   }
 
@@ -255,7 +270,14 @@ export class SqliteWebhooks implements WebhooksRepository {
         `INSERT INTO webhook_delivery_attempts (delivery_id, attempt, started_at, status, error, latency_ms)
          VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (delivery_id, attempt) DO UPDATE SET started_at = excluded.started_at,
            status = excluded.status, error = excluded.error, latency_ms = excluded.latency_ms`,
-      ).run(attempt.deliveryId, attempt.attempt, attempt.startedAt, attempt.status, attempt.error, attempt.latencyMs);
+      ).run(
+        attempt.deliveryId,
+        attempt.attempt,
+        attempt.startedAt,
+        attempt.status,
+        attempt.error,
+        attempt.latencyMs,
+      );
       this.sql('DELETE FROM webhook_delivery_attempts WHERE delivery_id = ? AND attempt <= ?').run(
         attempt.deliveryId,
         attempt.attempt - input.historyLimit,
@@ -315,11 +337,9 @@ export class SqliteWebhooks implements WebhooksRepository {
     endpointId: string,
     id: string,
   ): Promise<WebhookDeliveryRecord | undefined> {
-    const row = this.sql('SELECT * FROM webhook_deliveries WHERE id = ? AND endpoint_id = ? AND project_id = ?').get(
-      id,
-      endpointId,
-      projectId,
-    ) as Row | undefined;
+    const row = this.sql(
+      'SELECT * FROM webhook_deliveries WHERE id = ? AND endpoint_id = ? AND project_id = ?',
+    ).get(id, endpointId, projectId) as Row | undefined;
     return row ? deliveryFromRow(row) : undefined;
   }
 
