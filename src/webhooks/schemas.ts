@@ -4,13 +4,13 @@
  */
 import { Type as T } from '@sinclair/typebox';
 import { EVENT_TYPES } from '../store/records.js';
-import { MAX_URL_LENGTH } from './url-policy.js';
 
 const EventTypeName = T.Union(EVENT_TYPES.map((type) => T.Literal(type)));
 
 export const CreateEndpointBody = T.Object(
   {
-    url: T.String({ minLength: 1, maxLength: MAX_URL_LENGTH }),
+    /** Checked by url-policy.ts (length included), so every refusal is invalid_webhook_url. */
+    url: T.String(),
     /** Event types delivered to the endpoint; absent or null: every type. */
     event_types: T.Optional(T.Union([T.Array(EventTypeName, { minItems: 1, uniqueItems: true }), T.Null()])),
     description: T.Optional(T.String({ maxLength: 200 })),
