@@ -5,8 +5,8 @@
  * deliveries, and every URL rule answering 400 invalid_webhook_url naming `url`.
  */
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { startTestGateway, type TestGateway } from '../support/gateway.js';
 import { Api, describeEachStore, expectSvcError, newIdempotencyKey } from '../governance/support.js';
+import { startTestGateway, type TestGateway } from '../support/gateway.js';
 import { appendEvents, newEvent, waitFor } from './support.js';
 
 /** A public address literal: it resolves to itself, no DNS or network needed (nothing is sent to it). */
@@ -34,7 +34,11 @@ describeEachStore('webhook endpoints API', (kind) => {
 
   it('creates an endpoint whose secret is shown once; a replay answers 200 with secret null; reads never show it', async () => {
     const idempotencyKey = newIdempotencyKey();
-    const body = { url: PUBLIC_URL, event_types: ['run.budget_threshold', 'key.revoked'], description: 'alerts' };
+    const body = {
+      url: PUBLIC_URL,
+      event_types: ['run.budget_threshold', 'key.revoked'],
+      description: 'alerts',
+    };
     const created = await admin.post('/svc/v1/webhook-endpoints', body, idempotencyKey);
     expect(created.status, JSON.stringify(created.body)).toBe(201);
     expect(created.headers.get('cache-control')).toBe('no-store');
@@ -75,7 +79,11 @@ describeEachStore('webhook endpoints API', (kind) => {
   it('needs webhooks:admin and a valid body; another Project sees 404 like an unknown id', async () => {
     const created = await admin.post('/svc/v1/webhook-endpoints', { url: PUBLIC_URL });
     expectSvcError(await reader.get('/svc/v1/webhook-endpoints'), 403, 'gateway_key_scope_denied');
-    expectSvcError(await reader.post('/svc/v1/webhook-endpoints', { url: PUBLIC_URL }), 403, 'gateway_key_scope_denied');
+    expectSvcError(
+      await reader.post('/svc/v1/webhook-endpoints', { url: PUBLIC_URL }),
+      403,
+      'gateway_key_scope_denied',
+    );
     expectSvcError(
       await admin.post('/svc/v1/webhook-endpoints', { url: PUBLIC_URL, event_types: ['run.nope'] }),
       400,
@@ -89,7 +97,11 @@ describeEachStore('webhook endpoints API', (kind) => {
     expectSvcError(await admin.post('/svc/v1/webhook-endpoints', {}), 400, 'invalid_request');
     const id = created.body.id;
     expectSvcError(await adminB.get(`/svc/v1/webhook-endpoints/${id}`), 404, 'webhook_endpoint_not_found');
-    expectSvcError(await adminB.get('/svc/v1/webhook-endpoints/whe_unknown'), 404, 'webhook_endpoint_not_found');
+    expectSvcError(
+      await adminB.get('/svc/v1/webhook-endpoints/whe_unknown'),
+      404,
+      'webhook_endpoint_not_found',
+    );
     expectSvcError(
       await adminB.post(`/svc/v1/webhook-endpoints/${id}/rotate-secret`, {}),
       404,
@@ -136,7 +148,10 @@ describeEachStore('webhook endpoints API', (kind) => {
   });
 
   it('pages deliveries newest first with limit and after, and refuses bad paging parameters', async () => {
-    const created = await admin.post('/svc/v1/webhook-endpoints', { url: PUBLIC_URL, event_types: ['batch.finished'] });
+    const created = await admin.post('/svc/v1/webhook-endpoints', {
+      url: PUBLIC_URL,
+      event_types: ['batch.finished'],
+    });
     const id = created.body.id;
     await appendEvents(
       gateway.store,
@@ -150,14 +165,28 @@ describeEachStore('webhook endpoints API', (kind) => {
     const first = await admin.get(`/svc/v1/webhook-endpoints/${id}/deliveries?limit=2`);
     expect(first.body.data).toHaveLength(2);
     expect(first.body.has_more).toBe(true);
-    expect(first.body.data[0]).toMatchObject({ object: 'webhook_delivery', endpoint_id: id, event_type: 'batch.finished' });
-    const second = await admin.get(`/svc/v1/webhook-endpoints/${id}/deliveries?limit=2&after=${first.body.next_cursor}`);
+    expect(first.body.data[0]).toMatchObject({
+      object: 'webhook_delivery',
+      endpoint_id: id,
+      event_type: 'batch.finished',
+    });
+    const second = await admin.get(
+      `/svc/v1/webhook-endpoints/${id}/deliveries?limit=2&after=${first.body.next_cursor}`,
+    );
     expect(second.body.data).toHaveLength(1);
     expect(second.body.has_more).toBe(false);
     const ids = [...first.body.data, ...second.body.data].map((delivery: { id: string }) => delivery.id);
     expect(new Set(ids).size).toBe(3);
-    expectSvcError(await admin.get(`/svc/v1/webhook-endpoints/${id}/deliveries?limit=0`), 400, 'invalid_request');
-    expectSvcError(await admin.get(`/svc/v1/webhook-endpoints/${id}/deliveries?status=lost`), 400, 'invalid_request');
+    expectSvcError(
+      await admin.get(`/svc/v1/webhook-endpoints/${id}/deliveries?limit=0`),
+      400,
+      'invalid_request',
+    );
+    expectSvcError(
+      await admin.get(`/svc/v1/webhook-endpoints/${id}/deliveries?status=lost`),
+      400,
+      'invalid_request',
+    );
     expectSvcError(
       await admin.get(`/svc/v1/webhook-endpoints/${id}/deliveries?after=whd_unknown`),
       400,
