@@ -23,6 +23,7 @@ import {
 } from '../governance/schemas.js';
 import { errors, idParameter, mergePaths, ref, schema } from './openapi-parts.js';
 import { REPORT_PATHS, REPORT_SCHEMAS } from './openapi-reports.js';
+import { WEBHOOK_PATHS, WEBHOOK_SCHEMAS } from './openapi-webhooks.js';
 
 const API_VERSION = '0.8.4';
 
@@ -138,6 +139,7 @@ export function buildOpenApiDocument() {
         },
       },
       REPORT_PATHS,
+      WEBHOOK_PATHS,
     ),
     components: {
       securitySchemes: {
@@ -160,6 +162,7 @@ export function buildOpenApiDocument() {
         KeyList: schema(KeyListSchema),
         Error: schema(ErrorBody),
         ...REPORT_SCHEMAS,
+        ...WEBHOOK_SCHEMAS,
       },
     },
   };
