@@ -15,6 +15,7 @@ import { registerBodyParsers } from './http/body.js';
 import { registerChatRoutes } from './http/chat-routes.js';
 import { registerConsoleRoutes } from './http/console-routes.js';
 import { registerErrorHandling } from './http/errors.js';
+import { registerEventRoutes } from './http/events-routes.js';
 import { governanceGuard, registerGovernanceRoutes } from './http/governance-routes.js';
 import { registerHealthRoutes } from './http/health-routes.js';
 import { registerInputGuard } from './http/input-guard.js';
@@ -103,6 +104,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     clock: deps.clock,
     pendingFor: (runId) => deps.ledger.pendingFor(runId),
   });
+  registerEventRoutes(app, { guard: governanceGuard(services), store: deps.store });
   registerConsoleRoutes(app, deps.consoleDir);
   registerMessagesRoutes(app, services);
   registerResourceRoutes(app, { ...services, maxUploadBytes: deps.config.objects.max_upload_bytes });

@@ -75,6 +75,21 @@ const WebhookEndpointSchema = T.Object(
   { additionalProperties: false },
 );
 
+/** Fractions of a budget or cap at which an event fires once (docs/events.md); empty: none. */
+const ThresholdsSchema = T.Array(T.Number({ exclusiveMinimum: 0, maximum: 1 }), {
+  maxItems: 10,
+  uniqueItems: true,
+});
+
+/** A Project's own thresholds; an absent list uses the top-level `events` one. */
+const ProjectEventsSchema = T.Object(
+  {
+    run_budget_thresholds: T.Optional(ThresholdsSchema),
+    cap_thresholds: T.Optional(ThresholdsSchema),
+  },
+  { additionalProperties: false },
+);
+
 const ProjectSchema = T.Object(
   {
     id: Id('^prj_[A-Za-z0-9_-]{1,64}$', 'Project id'),
@@ -102,6 +117,8 @@ const ProjectSchema = T.Object(
     inference_limits: T.Optional(InferenceLimitsSchema),
     /** Webhook endpoints of the Project declared in configuration (docs/events.md, Webhooks). */
     webhooks: T.Array(WebhookEndpointSchema, { default: [] }),
+    /** Event thresholds of this Project (docs/events.md); absent lists use the top-level `events`. */
+    events: T.Optional(ProjectEventsSchema),
   },
   { additionalProperties: false },
 );
@@ -501,6 +518,27 @@ export const ConfigSchema = T.Object(
         max_endpoints_per_project: T.Integer({ minimum: 1, maximum: 1000, default: 20 }),
         /** Attempt history rows kept per delivery (the newest). */
         attempt_history: T.Integer({ minimum: 1, maximum: 100, default: 10 }),
+      },
+      { additionalProperties: false, default: {} },
+    ),
+    events: T.Object(
+      {
+        /** Fractions of a Run's budget (committed + reserved) at which run.budget_threshold fires once. */
+        run_budget_thresholds: T.Array(T.Number({ exclusiveMinimum: 0, maximum: 1 }), {
+          maxItems: 10,
+          uniqueItems: true,
+          default: [0.5, 0.8, 1],
+        }),
+        /** Fractions of every key and Project spend cap window at which *.cap_threshold fires once. */
+        cap_thresholds: T.Array(T.Number({ exclusiveMinimum: 0, maximum: 1 }), {
+          maxItems: 10,
+          uniqueItems: true,
+          default: [0.5, 0.8, 1],
+        }),
+        /** Events older than this are deleted by the events sweep (unless a delivery still waits for them). */
+        retention_days: T.Integer({ minimum: 1, maximum: 3650, default: 30 }),
+        /** How often one replica notes expired Runs and keys and deletes events past retention. */
+        sweep_interval_seconds: T.Integer({ minimum: 1, default: 60 }),
       },
       { additionalProperties: false, default: {} },
     ),

@@ -156,6 +156,13 @@ export const ERROR_CATALOGUE = {
     vendorb: 'not_found_error',
     meaning: 'Unknown delivery id for this webhook endpoint, or one of another Project or endpoint.',
   },
+  event_not_found: {
+    status: 404,
+    vendora: 'not_found_error',
+    vendorb: 'not_found_error',
+    meaning:
+      'Unknown event id, one of another Project, or one deleted after the events retention (docs/events.md).',
+  },
   route_not_found: {
     status: 404,
     vendora: 'not_found_error',

@@ -15,6 +15,15 @@ export function requireScopes(caller: Caller, scopes: readonly string[]): void {
   }
 }
 
+/** At least one of `scopes` (a read open to several roles); else 403 naming them. */
+export function requireAnyScope(caller: Caller, scopes: readonly string[]): void {
+  if (scopes.some((scope) => caller.scopes.includes(scope))) return;
+  throw new GatewayError(
+    'gateway_key_scope_denied',
+    `The Gateway Key lacks the scope ${scopes.join(' or ')}.`,
+  );
+}
+
 /**
  * A key restricted to model aliases may call only those: else 403 model_not_allowed. `body` is the
  * request's parsed JSON; a missing or non-string `model` is left to the endpoint's own validation.

@@ -7,6 +7,7 @@ import { GatewayError } from '../errors/gateway-error.js';
 import { checkIdempotencyKey } from '../governance/idempotency.js';
 import type { KeysService } from '../governance/keys-service.js';
 import type { RateLimiter } from '../governance/rate-limit.js';
+import { requireAnyScope } from '../governance/scopes.js';
 import type { Caller, GovernanceService, WriteRequest } from '../governance/service.js';
 import { noteRateLimited } from '../limits/rate-limit-scope.js';
 import { requestRecordOf } from '../observability/http-hooks.js';
@@ -28,11 +29,12 @@ export interface GovernanceRouteDeps {
 
 type IdParams = { Params: { id: string } };
 
-export type Guard = (request: FastifyRequest, scope: string) => Promise<Caller>;
+/** `scope`: the scope the route needs, or a list of scopes of which any one will do. */
+export type Guard = (request: FastifyRequest, scope: string | readonly string[]) => Promise<Caller>;
 
 /** Authenticate, rate-limit (per Project and key), then check the scope: every /svc/v1 route. */
 export function governanceGuard(deps: GovernanceRouteDeps): Guard {
-  return async function guard(request: FastifyRequest, scope: string): Promise<Caller> {
+  return async function guard(request: FastifyRequest, scope: string | readonly string[]): Promise<Caller> {
     const caller = await deps.authenticator.authenticate(request.headers, requestRecordOf(request));
     const limits = deps.governance.project(caller.projectId).rate_limit;
     const wait = await deps.rateLimiter.take(`${caller.projectId}/${caller.keyId}`, {
@@ -49,7 +51,8 @@ export function governanceGuard(deps: GovernanceRouteDeps): Guard {
         },
       );
     }
-    requireScopes(caller, [scope]);
+    if (typeof scope === 'string') requireScopes(caller, [scope]);
+    else requireAnyScope(caller, scope);
     return caller;
   };
 }

@@ -21,6 +21,7 @@ import {
   WorkUnitRecord,
   WorkUnitView,
 } from '../governance/schemas.js';
+import { EVENT_PATHS, EVENT_SCHEMAS } from './openapi-events.js';
 import { errors, idParameter, mergePaths, ref, schema } from './openapi-parts.js';
 import { REPORT_PATHS, REPORT_SCHEMAS } from './openapi-reports.js';
 import { WEBHOOK_PATHS, WEBHOOK_SCHEMAS } from './openapi-webhooks.js';
@@ -140,6 +141,7 @@ export function buildOpenApiDocument() {
       },
       REPORT_PATHS,
       WEBHOOK_PATHS,
+      EVENT_PATHS,
     ),
     components: {
       securitySchemes: {
@@ -163,6 +165,7 @@ export function buildOpenApiDocument() {
         Error: schema(ErrorBody),
         ...REPORT_SCHEMAS,
         ...WEBHOOK_SCHEMAS,
+        ...EVENT_SCHEMAS,
       },
     },
   };

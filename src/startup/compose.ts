@@ -7,6 +7,7 @@
 
 import type { Logger } from 'pino';
 import type { Config } from '../config/schema.js';
+import { sweepEvents } from '../events/sweep.js';
 import { BatchJob } from '../experimental/batches/job.js';
 import { BatchService } from '../experimental/batches/service.js';
 import { FilesService } from '../experimental/files/files-service.js';
@@ -31,6 +32,7 @@ import { InferenceRateLimits } from '../limits/inference-limits.js';
 import type { Limiter } from '../limits/limiter.js';
 import { configuredLimitsSource } from '../limits/limits-source.js';
 import { projectCapsFrom } from '../money/spend-caps.js';
+import { eventThresholdsFrom } from '../money/thresholds.js';
 import { LocalFolderObjectStore } from '../objects/local-folder.js';
 import { objectsFolder } from '../objects/open-objects.js';
 import type { ObjectStore } from '../objects/port.js';
@@ -99,6 +101,7 @@ export function composeLedger(
       leaseMs: config.ledger.lease_seconds * 1000,
       reaperIntervalMs: config.ledger.reaper_interval_seconds * 1000,
       projectCaps: projectCapsFrom(config.projects),
+      eventThresholds: eventThresholdsFrom(config.events, config.projects),
     },
     observer,
   );
@@ -222,6 +225,14 @@ export function composeServices(appDeps: AppDeps): Services {
       objectSweep(deps),
       webhookSweep(deps),
       ...reportFoldSweep(deps),
+      {
+        name: 'events',
+        intervalMs: config.events.sweep_interval_seconds * 1000,
+        run: async () =>
+          void (await sweepEvents(store, clock, deps.logger, {
+            retentionDays: config.events.retention_days,
+          })),
+      },
     ],
   );
   const authenticator = new Authenticator(store, clock, config.auth.key_cache_ms);

@@ -33,7 +33,8 @@ export class CapTally {
 
   constructor(private readonly locked: ReadonlyMap<string, CounterUsage>) {}
 
-  private usage(counter: CounterKey): CounterUsage {
+  /** The counter as locked plus what this tally has taken on it so far. */
+  usage(counter: CounterKey): CounterUsage {
     const found = this.locked.get(counterId(counter)) ?? { committed: 0, reserved: 0 };
     return {
       committed: found.committed,

@@ -28,6 +28,12 @@ export interface EventsRepository {
   /** Appends events in one transaction; an event whose dedupeKey exists already is skipped. */
   appendEvents(events: NewEvent[]): Promise<void>;
   /**
+   * The expiry sweep: writes run.expired for at most `limit` active Runs and key.expired for at most
+   * `limit` unrevoked keys whose expiry is at or before `nowIso` and not yet written, each marked in
+   * the same transaction (once per Run or key, whichever replica sweeps). Returns how many events.
+   */
+  noteExpirations(nowIso: string, limit: number): Promise<number>;
+  /**
    * Deletes at most `limit` events that occurred before `beforeIso` (retention); returns how many.
    * Events a webhook delivery still waits for are kept (see docs/events.md, Retention).
    */

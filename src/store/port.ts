@@ -13,6 +13,7 @@
 import type { Limiter } from '../limits/limiter.js';
 import type { AttemptUsage, SettlementOutcome } from '../money/settlement.js';
 import type { SpendCaps } from '../money/spend-caps.js';
+import type { EventThresholds } from '../money/thresholds.js';
 import type { BatchesRepository } from './batches-port.js';
 import type { DeferredResponsesRepository } from './deferred-responses-port.js';
 import type { EventsRepository } from './events-port.js';
@@ -20,6 +21,7 @@ import type { FilesRepository } from './files-port.js';
 import type { JobsRepository } from './jobs-port.js';
 import type { KeysRepository } from './keys-port.js';
 import type {
+  AttemptAttribution,
   AttemptIdentity,
   AttemptState,
   AuditEntry,
@@ -35,6 +37,7 @@ import type {
   WorkUnit,
 } from './records.js';
 import type { ReportsRepository } from './reports-port.js';
+import type { RequestLogRepository } from './request-log-port.js';
 import type { WebhooksRepository } from './webhooks-port.js';
 
 /** The shared records (records.ts) are part of the port. */
@@ -95,6 +98,12 @@ export interface ReserveInput {
    * transaction. Every cap that applies is admitted with the Run, atomically (money/spend-caps.ts).
    */
   projectCaps?: SpendCaps;
+  /**
+   * The Project's event thresholds (money/thresholds.ts): the reservation writes run.budget_threshold,
+   * key.cap_threshold and project.cap_threshold events for the fractions it crosses, in its own
+   * transaction. Absent or empty: no threshold event.
+   */
+  eventThresholds?: EventThresholds;
   /** Epoch ms; used to decide whether the Run has expired and which cap windows the call counts in. */
   now: number;
   createdAt: string;
@@ -105,6 +114,8 @@ export interface ReserveInput {
   connection: string;
   profile: string;
   upstreamModel: string;
+  /** The call, tags, route and trace the attempt serves (absent: none known). */
+  attribution?: AttemptAttribution;
 }
 
 export interface SettleInput {
@@ -118,6 +129,10 @@ export interface SettleInput {
   httpStatus: number | null;
   durationMs: number;
   settledAt: string;
+  /** Milliseconds from the reservation to the answer's first byte (null: none arrived). */
+  firstByteMs?: number | null;
+  /** The upstream's own id of the request (its `request-id` / `x-request-id` header). */
+  upstreamRequestId?: string | null;
 }
 
 /**
@@ -161,6 +176,8 @@ export interface Store {
   readonly reports: ReportsRepository;
   /** Gateway Keys managed over the API and the CLI (keys-port.ts). */
   readonly keys: KeysRepository;
+  /** Every attempt of a Project, settled or open (request-log-port.ts). */
+  readonly requestLog: RequestLogRepository;
   /** The events outbox (events-port.ts). */
   readonly events: EventsRepository;
   /** Webhook endpoints, fan-out and the leased delivery queue (webhooks-port.ts). */

@@ -16,6 +16,7 @@
  * another replica then delivers again: at least once, receivers dedupe on the event id.
  */
 import type { Logger } from 'pino';
+import { eventEnvelope } from '../events/envelope.js';
 import type { Clock } from '../lib/clock.js';
 import { newId, randomBase32 } from '../lib/ids.js';
 import { packageVersion } from '../lib/package-version.js';
@@ -29,7 +30,6 @@ import type {
 } from '../store/webhooks-port.js';
 import { type BackoffSettings, retryDelayMs } from './backoff.js';
 import type { DeliveryClient, DeliveryResult } from './delivery-client.js';
-import { eventEnvelope } from './envelope.js';
 import type { SecretBox } from './secret-box.js';
 import { signatureHeader } from './signature.js';
 

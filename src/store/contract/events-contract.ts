@@ -5,11 +5,21 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { newId } from '../../lib/ids.js';
-import type { NewEvent, Store } from '../port.js';
-import type { StoreHarness } from './harness.js';
+import type { EventRecord, EventType, Idempotency, NewEvent, Store } from '../port.js';
+import {
+  createActiveRun,
+  createKey,
+  plainReservation as reservation0,
+  type StoreHarness,
+  completedSettlement as settlement0,
+} from './harness.js';
+import { batch, response } from './jobs-contract.js';
 
 const T0 = Date.parse('2026-06-01T00:00:00.000Z');
 const iso = (offsetMs = 0) => new Date(T0 + offsetMs).toISOString();
+
+const reservation = (attemptId: string) => reservation0(attemptId, { projectId: 'prj_events' });
+const settlement = (attemptId: string, cost: number) => settlement0(attemptId, { costMicrosUsd: cost });
 
 export function sampleEvent(fields: Partial<NewEvent> = {}): NewEvent {
   return {
@@ -119,6 +129,224 @@ export function defineEventsContract(name: string, open: () => Promise<StoreHarn
       expect(await store.events.deleteEventsBefore(iso(5000), 2)).toBe(0);
       const left = await store.events.listEventsAfter(0, 10);
       expect(left.map((event) => event.occurredAt)).toEqual([iso(10_000)]);
+    });
+
+    const idem = (key = newId('att')): Idempotency => ({
+      projectId: 'prj_events',
+      keyId: 'key_a',
+      key,
+      fingerprint: 'f',
+      createdAt: iso(),
+      expiresAt: iso(86_400_000),
+    });
+    const ofType = async (type: EventType): Promise<EventRecord[]> =>
+      (await store.events.listEventsAfter(0, 1000)).filter((event) => event.type === type);
+
+    it('key.revoked: once, in the revocation, by the API and by the configured-key path', async () => {
+      const keyId = await createKey(store, 'prj_events', {}, iso());
+      const revoke = () =>
+        store.keys.revoke({ projectId: 'prj_events', id: keyId, revokedAt: iso(5) }, null, (key) => key);
+      expect((await revoke()).status).toBe(201);
+      expect((await revoke()).status).toBe(200);
+      const events = await ofType('key.revoked');
+      expect(events).toHaveLength(1);
+      expect(events[0]).toMatchObject({
+        projectId: 'prj_events',
+        resourceType: 'key',
+        resourceId: keyId,
+        occurredAt: iso(5),
+        data: { key_id: keyId, revoked_at: iso(5) },
+      });
+      await store.createKey({
+        id: 'key_configured',
+        projectId: 'prj_events',
+        secretHash: 'hash-configured',
+        scopes: ['inference'],
+        label: 'ops',
+        createdAt: iso(),
+      });
+      expect(await store.revokeKey('key_configured', iso(7))).toBe(true);
+      expect(await store.revokeKey('key_configured', iso(8))).toBe(true);
+      expect(await store.revokeKey('key_absent', iso(8))).toBe(false);
+      const both = await ofType('key.revoked');
+      expect(both.map((event) => event.resourceId)).toEqual([keyId, 'key_configured']);
+      expect(both[1]!.data).toMatchObject({ label: 'ops', revoked_at: iso(7) });
+    });
+
+    it("work_unit.closed with its Runs' figures, once; outcome.reported for every revision", async () => {
+      const now = Date.now();
+      const at = (offset: number) => new Date(now + offset).toISOString();
+      const runId = await createActiveRun(store, 'prj_events', 1000, at(-1000), at(86_400_000));
+      const run = await store.getRun('prj_events', runId);
+      const workUnitId = run!.workUnitId;
+      await store.reserve({ ...reservation('att_wu'), runId, reservationMicrosUsd: 30 });
+      await store.settle(settlement('att_wu', 12));
+      const close = () =>
+        store.closeWorkUnit(
+          { projectId: 'prj_events', id: workUnitId, closedAt: at(10) },
+          idem(),
+          (unit) => unit,
+        );
+      expect((await close()).status).toBe(201);
+      expect((await close()).status).toBe(200);
+      const closed = await ofType('work_unit.closed');
+      expect(closed).toHaveLength(1);
+      expect(closed[0]).toMatchObject({
+        resourceType: 'work_unit',
+        resourceId: workUnitId,
+        data: {
+          work_unit_id: workUnitId,
+          runs: 1,
+          committed_micros_usd: 12,
+          reserved_micros_usd: 0,
+          unknown_attempts: 0,
+        },
+      });
+      // an Outcome on a Work Unit with no definitions frozen is refused by checkDefinition; this one accepts any
+      const report = (key: string, supersedes: string | null) =>
+        store.reportOutcome(
+          {
+            outcome: {
+              id: newId('out'),
+              projectId: 'prj_events',
+              workUnitId,
+              definitionId: 'odef_a',
+              value: 'resolved',
+              reporterKeyId: 'key_a',
+              observedAt: at(11),
+              ingestedAt: at(12),
+              evidenceRef: null,
+              evidenceSha256: null,
+              supersedesOutcomeId: supersedes,
+            },
+            maxRevisions: 20,
+            writeWindowMs: 30 * 86_400_000,
+            checkDefinition: () => 1,
+          },
+          idem(key),
+          (outcome) => outcome,
+        );
+      const first = (await report('o1', null)).body as { id: string };
+      expect((await report('o1', null)).replayed).toBe(true);
+      await report('o2', first.id);
+      const reported = await ofType('outcome.reported');
+      expect(reported).toHaveLength(2);
+      expect(reported[0]).toMatchObject({
+        resourceType: 'work_unit',
+        resourceId: workUnitId,
+        data: {
+          outcome_id: first.id,
+          value: 'resolved',
+          revision: 1,
+          provisional: false,
+          definition_id: 'odef_a',
+        },
+      });
+      expect(reported[1]!.data).toMatchObject({ revision: 2, supersedes_outcome_id: first.id });
+    });
+
+    it('batch.finished and response.finished when the record reaches a final status, once', async () => {
+      const record = { ...batch(), projectId: 'prj_events' };
+      await store.batches.create(record, T0, null, () => ({}));
+      await store.batches.update(record.id, ['validating'], { status: 'in_progress' });
+      expect(await ofType('batch.finished')).toHaveLength(0);
+      await store.batches.update(record.id, ['in_progress'], {
+        status: 'completed',
+        requestCounts: { total: 2, completed: 2, failed: 0 },
+      });
+      await store.batches.update(record.id, ['completed'], { status: 'completed' });
+      const batches = await ofType('batch.finished');
+      expect(batches).toHaveLength(1);
+      expect(batches[0]).toMatchObject({
+        projectId: 'prj_events',
+        resourceType: 'batch',
+        resourceId: record.id,
+        data: {
+          batch_id: record.id,
+          status: 'completed',
+          request_counts: { total: 2, completed: 2, failed: 0 },
+        },
+      });
+      const deferred = response();
+      await store.deferredResponses.create(deferred, T0);
+      await store.deferredResponses.update(deferred.id, ['queued'], { status: 'in_progress' });
+      await store.deferredResponses.update(deferred.id, ['in_progress'], {
+        status: 'failed',
+        completedAt: T0 + 9,
+        error: { code: 'server_error', message: 'x' },
+      });
+      await store.deferredResponses.update(deferred.id, ['failed'], { firstReadAt: T0 + 10 });
+      const responses = await ofType('response.finished');
+      expect(responses).toHaveLength(1);
+      expect(responses[0]).toMatchObject({
+        projectId: deferred.projectId,
+        resourceType: 'response',
+        resourceId: deferred.id,
+        occurredAt: iso(9),
+        data: { response_id: deferred.id, status: 'failed', error_code: 'server_error' },
+      });
+    });
+
+    it('run.expired and key.expired once each, by the expiry sweep, saying whether the Run had unknown attempts', async () => {
+      const now = Date.now();
+      const at = (offset: number) => new Date(now + offset).toISOString();
+      const runId = await createActiveRun(store, 'prj_events', 1000, at(-60_000), at(1000));
+      const closedRun = await createActiveRun(store, 'prj_events', 1000, at(-60_000), at(1000));
+      const laterRun = await createActiveRun(store, 'prj_events', 1000, at(-60_000), at(3_600_000));
+      await store.closeRun(
+        { projectId: 'prj_events', id: closedRun, reason: 'done', closedAt: at(0) },
+        idem(),
+        (r) => r,
+      );
+      await store.reserve({
+        ...reservation('att_unknown'),
+        runId,
+        reservationMicrosUsd: 40,
+        now,
+        createdAt: at(0),
+      });
+      await store.settle({
+        ...settlement('att_unknown', 0),
+        state: 'unknown',
+        outcome: 'unknown',
+        costMicrosUsd: 40,
+      });
+      const keyId = await createKey(store, 'prj_events', {}, at(-60_000));
+      await store.keys.create(
+        {
+          id: 'key_expiring',
+          projectId: 'prj_events',
+          secretHash: 'hash-expiring',
+          scopes: ['inference'],
+          label: 'temp',
+          createdAt: at(-60_000),
+          expiresAt: at(1000),
+          models: null,
+          limits: {},
+        },
+        null,
+        (key) => key,
+      );
+      expect(await store.events.noteExpirations(at(0), 100)).toBe(0);
+      expect(await store.events.noteExpirations(at(2000), 100)).toBe(2);
+      expect(await store.events.noteExpirations(at(2000), 100)).toBe(0);
+      expect(await store.events.noteExpirations(at(3000), 100)).toBe(0);
+      const runs = await ofType('run.expired');
+      expect(runs).toHaveLength(1);
+      expect(runs[0]).toMatchObject({
+        resourceType: 'run',
+        resourceId: runId,
+        occurredAt: at(1000),
+        data: { run_id: runId, committed: 40, unknown_attempts: 1, had_unknown_attempts: true, budget: 1000 },
+      });
+      const keys = await ofType('key.expired');
+      expect(keys).toHaveLength(1);
+      expect(keys[0]).toMatchObject({
+        resourceId: 'key_expiring',
+        data: { label: 'temp', expires_at: at(1000) },
+      });
+      expect(keyId).not.toBe('key_expiring');
+      expect(laterRun).not.toBe(runId);
     });
   });
 }

@@ -15,7 +15,7 @@ const T0 = Date.parse('2026-06-01T00:00:00.000Z');
 const PROJECT = 'prj_jobs';
 const PRICE = { inputPerMtok: 1, outputPerMtok: 1, cacheWritePerMtok: 0, cacheReadPerMtok: 0, requestFee: 0 };
 
-function batch(id = newId('batch'), projectId = PROJECT): BatchRecord {
+export function batch(id = newId('batch'), projectId = PROJECT): BatchRecord {
   return {
     id,
     projectId,
@@ -51,7 +51,7 @@ function batch(id = newId('batch'), projectId = PROJECT): BatchRecord {
   };
 }
 
-function response(id = newId('resp')): DeferredResponseRecord {
+export function response(id = newId('resp')): DeferredResponseRecord {
   return {
     id,
     projectId: PROJECT,

@@ -12,10 +12,12 @@ import type {
   BatchRecord,
   BatchStatus,
 } from '../batches-port.js';
+import { batchFinishedEvent } from '../event-builders.js';
 import type { Idempotency, IdempotentResult, Render } from '../port.js';
 import { batchListSql } from '../resource-lists.js';
 import type { Row } from '../rows.js';
 import { idempotencyConflict } from '../rules.js';
+import { appendEventsIn } from './events.js';
 import { claimIdempotencyKey, storeIdempotentResponse } from './idempotency.js';
 import { insertJobIn } from './jobs.js';
 import type { PgTransaction } from './transaction.js';
@@ -103,6 +105,8 @@ export class PostgresBatches implements BatchesRepository {
         JSON.stringify(next),
         id,
       ]);
+      const finished = batchFinishedEvent(current.status, next, Date.now());
+      if (finished) await appendEventsIn(client, [finished]);
       return next;
     });
   }

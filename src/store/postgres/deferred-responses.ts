@@ -10,7 +10,9 @@ import {
   type DeferredStatus,
   FINISHED_STATUSES,
 } from '../deferred-responses-port.js';
+import { responseFinishedEvent } from '../event-builders.js';
 import type { Row } from '../rows.js';
+import { appendEventsIn } from './events.js';
 import { insertJobIn } from './jobs.js';
 import type { PgTransaction } from './transaction.js';
 
@@ -65,6 +67,8 @@ export class PostgresDeferredResponses implements DeferredResponsesRepository {
         'UPDATE deferred_responses SET status = $1, reap_at = $2, record = $3 WHERE id = $4',
         [next.status, next.reapAt, JSON.stringify(next), id],
       );
+      const finished = responseFinishedEvent(current.status, next, Date.now());
+      if (finished) await appendEventsIn(client, [finished]);
       return next;
     });
   }

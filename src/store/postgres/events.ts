@@ -6,9 +6,11 @@
  * events the same way (migration-events.ts).
  */
 import type pg from 'pg';
+import { keyExpiredEvent, runExpiredEvent } from '../event-builders.js';
 import { EVENT_COLUMNS, eventFromRow, eventListSql, eventValues, type Row } from '../event-rows.js';
 import type { EventListQuery, EventsRepository } from '../events-port.js';
 import type { EventRecord, NewEvent } from '../records.js';
+import { runFromRow } from '../rows.js';
 import type { PgTransaction } from './transaction.js';
 
 type Client = pg.PoolClient;
@@ -66,10 +68,50 @@ export class PostgresEvents implements EventsRepository {
     await this.transaction((client) => appendEventsIn(client, events));
   }
 
+  async noteExpirations(nowIso: string, limit: number): Promise<number> {
+    return this.transaction(async (client) => {
+      // SKIP LOCKED: a Run a reservation holds right now is noted on the next pass.
+      const runs = await client.query<Row>(
+        `WITH due AS (
+           SELECT id FROM runs WHERE status = 'active' AND NOT expiry_noted AND expires_at <= $1
+           ORDER BY expires_at LIMIT $2 FOR UPDATE SKIP LOCKED)
+         UPDATE runs SET expiry_noted = TRUE FROM due WHERE runs.id = due.id RETURNING runs.*`,
+        [nowIso, limit],
+      );
+      const keys = await client.query<Row>(
+        `WITH due AS (
+           SELECT id FROM gateway_keys
+           WHERE expires_at IS NOT NULL AND revoked_at IS NULL AND NOT expiry_noted AND expires_at <= $1
+           ORDER BY expires_at LIMIT $2 FOR UPDATE SKIP LOCKED)
+         UPDATE gateway_keys SET expiry_noted = TRUE FROM due WHERE gateway_keys.id = due.id
+         RETURNING gateway_keys.id, gateway_keys.project_id, gateway_keys.label, gateway_keys.expires_at`,
+        [nowIso, limit],
+      );
+      const events: NewEvent[] = [
+        ...runs.rows.map((row) => runExpiredEvent(runFromRow(row), nowIso)),
+        ...keys.rows.map((row) =>
+          keyExpiredEvent(
+            {
+              id: String(row.id),
+              projectId: String(row.project_id),
+              label: row.label === null ? null : String(row.label),
+              expiresAt: (row.expires_at as Date).toISOString(),
+            },
+            nowIso,
+          ),
+        ),
+      ];
+      return appendEventsIn(client, events);
+    });
+  }
+
   async deleteEventsBefore(beforeIso: string, limit: number): Promise<number> {
     const result = await this.query(
       `DELETE FROM events WHERE sequence IN (
-         SELECT sequence FROM events WHERE occurred_at < $1 ORDER BY sequence LIMIT $2)`,
+         SELECT sequence FROM events WHERE occurred_at < $1
+           AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.event_sequence = events.sequence
+                           AND d.state IN ('pending', 'delivering'))
+           ORDER BY sequence LIMIT $2)`,
       [beforeIso, limit],
     );
     return result.rowCount ?? 0;

@@ -9,6 +9,12 @@
  */
 import type pg from 'pg';
 import { GatewayError } from '../../errors/gateway-error.js';
+import {
+  outcomeReportedEvent,
+  WORK_UNIT_FIGURES_SQL,
+  workUnitClosedEvent,
+  workUnitFiguresFromRow,
+} from '../event-builders.js';
 import type {
   CloseRunInput,
   CloseWorkUnitInput,
@@ -19,8 +25,9 @@ import type {
   Run,
   WorkUnit,
 } from '../port.js';
-import { outcomeFromRow, type Row, runFromRow, workUnitFromRow } from '../rows.js';
+import { metadataText, outcomeFromRow, type Row, runFromRow, workUnitFromRow } from '../rows.js';
 import { nextRevision, outcomeWindowOpen, runCreationFailure } from '../rules.js';
+import { appendEventsIn } from './events.js';
 
 type Client = pg.PoolClient;
 
@@ -33,8 +40,15 @@ export interface Write<T> {
 export async function insertWorkUnit(client: Client, input: CreateWorkUnitInput): Promise<Write<WorkUnit>> {
   const unit = input.workUnit;
   await client.query(
-    'INSERT INTO work_units (id, project_id, status, created_at, closed_at, definitions) VALUES ($1, $2, $3, $4, NULL, $5)',
-    [unit.id, unit.projectId, unit.status, unit.createdAt, JSON.stringify(unit.definitions)],
+    'INSERT INTO work_units (id, project_id, status, created_at, closed_at, definitions, metadata) VALUES ($1, $2, $3, $4, NULL, $5, $6)',
+    [
+      unit.id,
+      unit.projectId,
+      unit.status,
+      unit.createdAt,
+      JSON.stringify(unit.definitions),
+      metadataText(unit.metadata),
+    ],
   );
   return { record: unit, status: 201 };
 }
@@ -52,6 +66,10 @@ export async function closeWorkUnitIn(client: Client, input: CloseWorkUnitInput)
     [input.closedAt, input.id],
   );
   const closedAt = closed.rows[0]!.closed_at.toISOString();
+  const figures = workUnitFiguresFromRow(
+    (await client.query<Row>(WORK_UNIT_FIGURES_SQL('$1'), [input.id])).rows[0],
+  );
+  await appendEventsIn(client, [workUnitClosedEvent(unit, closedAt, figures)]);
   return { record: { ...unit, status: 'closed' as const, closedAt }, status: 201 };
 }
 
@@ -76,9 +94,17 @@ export async function insertRun(client: Client, input: CreateRunInput): Promise<
     );
   }
   await client.query(
-    `INSERT INTO runs (id, project_id, work_unit_id, budget, status, created_at, expires_at)
-     VALUES ($1, $2, $3, $4, 'active', $5, $6)`,
-    [run.id, run.projectId, run.workUnitId, run.budgetMicrosUsd, run.createdAt, run.expiresAt],
+    `INSERT INTO runs (id, project_id, work_unit_id, budget, status, created_at, expires_at, metadata)
+     VALUES ($1, $2, $3, $4, 'active', $5, $6, $7)`,
+    [
+      run.id,
+      run.projectId,
+      run.workUnitId,
+      run.budgetMicrosUsd,
+      run.createdAt,
+      run.expiresAt,
+      metadataText(run.metadata),
+    ],
   );
   return { record: run, status: 201 };
 }
@@ -138,6 +164,7 @@ export async function insertOutcomeRevision(
   };
   if (head) await client.query('UPDATE outcomes SET is_head = FALSE WHERE id = $1', [head.id]);
   await insertOutcome(client, outcome);
+  await appendEventsIn(client, [outcomeReportedEvent(outcome)]);
   return { record: outcome, status: 201 };
 }
 

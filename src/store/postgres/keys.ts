@@ -6,9 +6,11 @@
  */
 import type pg from 'pg';
 import { GatewayError } from '../../errors/gateway-error.js';
+import { keyRevokedEvent } from '../event-builders.js';
 import type { KeysRepository, NewManagedKey, RevokeKeyInput } from '../keys-port.js';
 import type { Idempotency, IdempotentResult, KeyRecord, Render } from '../port.js';
 import { keyFromRow, MANAGED_KEY_COLUMNS, managedKeyValues, type Row } from '../rows.js';
+import { appendEventsIn } from './events.js';
 
 type Client = pg.PoolClient;
 type Write<T> = { record: T; status: 200 | 201 };
@@ -71,7 +73,11 @@ export class PostgresKeys implements KeysRepository {
         'UPDATE gateway_keys SET revoked_at = $1 WHERE id = $2 AND project_id = $3 AND revoked_at IS NULL RETURNING *',
         [input.revokedAt, input.id, input.projectId],
       );
-      if (revoked.rows[0]) return { record: keyFromRow(revoked.rows[0]), status: 201 };
+      if (revoked.rows[0]) {
+        const key = keyFromRow(revoked.rows[0]);
+        await appendEventsIn(client, [keyRevokedEvent(key, input.revokedAt)]);
+        return { record: key, status: 201 };
+      }
       const key = await keyRow(client, input.projectId, input.id);
       if (!key) throw new GatewayError('key_not_found', 'Gateway Key not found.');
       return { record: key, status: 200 };

@@ -26,7 +26,7 @@ import { isoTime } from '../../lib/clock.js';
 import { reservationCounters } from '../../money/spend-caps.js';
 import type { ReserveInput, SettleInput } from '../port.js';
 import type { Row } from '../rows.js';
-import { attemptColumns } from './ledger-columns.js';
+import { attemptColumns, attributionColumns, firstByte } from './ledger-columns.js';
 
 /** One statement outside an explicit transaction (the caller's pool, gate and error mapping). */
 export type Query = (text: string, values: unknown[]) => Promise<{ rows: Row[] }>;
@@ -40,6 +40,8 @@ function singleRun(
   for (const input of inputs) {
     if (reservationCounters(input.projectId, input.projectCaps, input.keyId, undefined, input.now).length > 0)
       return undefined;
+    // Run thresholds are compared by ledger-batch.ts until svc_reserve_at_once compares them itself.
+    if (input.runId !== null && (input.eventThresholds?.run.length ?? 0) > 0) return undefined;
     if (input.runId === null) continue;
     if (runId === null) {
       runId = input.runId;
@@ -63,7 +65,8 @@ export async function reserveAtOnce(query: Query, inputs: ReserveInput[]): Promi
   const result = await query(
     `SELECT svc_reserve_at_once($1::text[], $2::text[], $3::text[], $4::text[], $5::bigint[], $6::timestamptz[],
        $7::text[], $8::text[], $9::text[], $10::text[], $11::text[], $12::text[], $13::timestamptz[], $14::text[],
-       $15::bigint, $16::text, $17::text, $18::timestamptz) AS inserted`,
+       $15::bigint, $16::text, $17::text, $18::timestamptz, $19::text[], $20::text[], $21::text[], $22::text[])
+       AS inserted`,
     [
       ...attemptColumns(inputs),
       [...new Set(inputs.map((input) => input.keyId))],
@@ -71,6 +74,7 @@ export async function reserveAtOnce(query: Query, inputs: ReserveInput[]): Promi
       target.runId,
       target.projectId,
       isoTime(latest),
+      ...attributionColumns(inputs),
     ],
   );
   return Number(result.rows[0]?.inserted) === inputs.length;
@@ -83,12 +87,17 @@ export async function reserveAtOnce(query: Query, inputs: ReserveInput[]): Promi
  */
 export async function settleAtOnce(query: Query, inputs: SettleInput[]): Promise<Set<string>> {
   const named = new Set<string>();
-  const first = inputs.filter((input) => !named.has(input.attemptId) && named.add(input.attemptId));
+  // An unknown settlement writes attempt.unknown: ledger-batch.ts settles it (rare, and the common
+  // statement stays without an events insert).
+  const first = inputs.filter(
+    (input) => input.state !== 'unknown' && !named.has(input.attemptId) && named.add(input.attemptId),
+  );
+  if (first.length === 0) return new Set();
   const column = <T>(read: (input: SettleInput) => T) => first.map(read);
   // svc_settle_at_once (migration-ledger-functions.ts): the ids it settled.
   const result = await query(
     `SELECT svc_settle_at_once($1::text[], $2::text[], $3::bigint[], $4::timestamptz[], $5::text[], $6::bigint[],
-       $7::bigint[], $8::bigint[], $9::bigint[], $10::int[], $11::bigint[]) AS settled`,
+       $7::bigint[], $8::bigint[], $9::bigint[], $10::int[], $11::bigint[], $12::bigint[], $13::text[]) AS settled`,
     [
       column((input) => input.attemptId),
       column((input) => input.state),
@@ -101,6 +110,8 @@ export async function settleAtOnce(query: Query, inputs: SettleInput[]): Promise
       column((input) => input.usage?.cacheReadInputTokens ?? null),
       column((input) => input.httpStatus),
       column((input) => Math.round(input.durationMs)),
+      column((input) => firstByte(input)),
+      column((input) => input.upstreamRequestId ?? null),
     ],
   );
   return new Set((result.rows[0]?.settled as string[] | undefined) ?? []);

@@ -29,14 +29,35 @@
  */
 import type pg from 'pg';
 import { isoTime } from '../../lib/clock.js';
-import { type CounterKey, counterKeys, recordedCounters } from '../../money/spend-caps.js';
-import { counterSettlements } from '../cap-tally.js';
+import { type CapCounter, type CounterKey, counterKeys, recordedCounters } from '../../money/spend-caps.js';
+import { thresholdsCrossed, windowOfPeriod } from '../../money/thresholds.js';
+import { type CapTally, counterSettlements } from '../cap-tally.js';
+import {
+  attemptUnknownFromRow,
+  capThresholdEvent,
+  runDepletedEvent,
+  runThresholdEvent,
+} from '../event-builders.js';
 import type { ReserveInput, SettleInput } from '../port.js';
+import type { NewEvent, Run } from '../records.js';
 import { type Row, runFromRow } from '../rows.js';
 import { reserveFailure, settlementAmounts } from '../rules.js';
 import { addReservationsIn, prepareCapsIn, settleCountersIn } from './caps.js';
+import { appendEventsIn } from './events.js';
 import type { BatchOutcome } from './group-commit.js';
-import { ATTEMPT_COLUMNS, AUDIT_COLUMNS, attemptColumns } from './ledger-columns.js';
+import {
+  ATTEMPT_COLUMNS,
+  AUDIT_COLUMNS,
+  AUDIT_RUN_COLUMNS,
+  AUDIT_RUN_JOIN,
+  attemptColumns,
+  attributionColumns,
+  firstByte,
+} from './ledger-columns.js';
+
+/** A JSONB column read back (an object) as the text a `::jsonb` cast takes again; null stays null. */
+const jsonText = (value: unknown): string | null =>
+  value === null || value === undefined ? null : typeof value === 'string' ? value : JSON.stringify(value);
 
 const sortedUnique = (values: Array<string | null>): string[] =>
   [...new Set(values.filter((value): value is string => value !== null))].sort();
@@ -54,16 +75,18 @@ export async function reserveBatch(client: pg.PoolClient, inputs: ReserveInput[]
   // Counters after the Runs (lock order: attempts, Runs, counters), all locked before any decision.
   const caps = await prepareCapsIn(client, inputs);
   const added = new Map<string, number>();
+  const events: NewEvent[] = [];
   const admitted: ReserveInput[] = [];
   const capCounters: Array<CounterKey[] | null> = [];
   const outcomes: BatchOutcome[] = inputs.map((input, index) => {
     const amount = input.reservationMicrosUsd;
     const counters = caps.counters[index] ?? [];
-    const admit = (): BatchOutcome => {
+    const admit = (run?: Run, already = 0): BatchOutcome => {
       // The Run (when attached) fits: the caps decide next, against the locked counters plus what
       // this batch already took; a refusal leaves neither the Run nor any counter touched.
       const refusal = caps.tally.refusal(counters, amount);
       if (refusal) return { error: refusal };
+      if (input.eventThresholds) events.push(...thresholdEvents(input, run, already, counters, caps.tally));
       caps.tally.take(counters, amount);
       if (input.runId !== null) added.set(input.runId, (added.get(input.runId) ?? 0) + amount);
       admitted.push(input);
@@ -81,11 +104,30 @@ export async function reserveBatch(client: pg.PoolClient, inputs: ReserveInput[]
       run.expiresAt > nowIso &&
       run.committedMicrosUsd + run.reservedMicrosUsd + already + amount <= run.budgetMicrosUsd
     ) {
-      return admit();
+      return admit(run, already);
     }
     const current = run && { ...run, reservedMicrosUsd: run.reservedMicrosUsd + already };
-    return { error: reserveFailure(current, nowIso, amount) };
+    const failure = reserveFailure(current, nowIso, amount);
+    // The first refusal for the Run's budget writes run.depleted (once per Run: its dedupe key).
+    if (current && failure.code === 'run_budget_exceeded')
+      events.push(
+        runDepletedEvent(
+          {
+            runId: current.id,
+            projectId: current.projectId,
+            workUnitId: current.workUnitId,
+            budget: current.budgetMicrosUsd,
+            committed: current.committedMicrosUsd,
+            reserved: current.reservedMicrosUsd,
+          },
+          amount,
+          input.createdAt,
+        ),
+      );
+    return { error: failure };
   });
+  // One more statement only when this batch crossed a threshold or was refused for a Run's budget.
+  if (events.length > 0) await appendEventsIn(client, events);
   await addReservationsIn(client, caps.tally.reservations());
   const runsUpdate = `UPDATE runs SET reserved = runs.reserved + d.amount
        FROM unnest($1::text[], $2::bigint[]) AS d(id, amount) WHERE runs.id = d.id`;
@@ -99,18 +141,82 @@ export async function reserveBatch(client: pg.PoolClient, inputs: ReserveInput[]
   await client.query(
     `WITH reserved AS (${runsUpdate}) INSERT INTO attempts (${ATTEMPT_COLUMNS})
      SELECT id, project_id, key_id, run_id, 'reserved', reservation, lease_expires_at, owner, endpoint, alias,
-       connection, profile, upstream_model, created_at, cap_counters::jsonb
+       connection, profile, upstream_model, created_at, cap_counters::jsonb, call_id, tags::jsonb, route::jsonb, trace_id
      FROM unnest($3::text[], $4::text[], $5::text[], $6::text[], $7::bigint[], $8::timestamptz[], $9::text[],
-       $10::text[], $11::text[], $12::text[], $13::text[], $14::text[], $15::timestamptz[], $16::text[])
+       $10::text[], $11::text[], $12::text[], $13::text[], $14::text[], $15::timestamptz[], $16::text[],
+       $17::text[], $18::text[], $19::text[], $20::text[])
        AS d(id, project_id, key_id, run_id, reservation, lease_expires_at, owner, endpoint, alias, connection,
-         profile, upstream_model, created_at, cap_counters)`,
+         profile, upstream_model, created_at, cap_counters, call_id, tags, route, trace_id)`,
     [
       ...runsValues,
       ...attemptColumns(admitted),
       capCounters.map((counters) => (counters === null ? null : JSON.stringify(counters))),
+      ...attributionColumns(admitted),
     ],
   );
   return outcomes;
+}
+
+/**
+ * The threshold events one admitted reservation crosses, decided before the tally takes it: the
+ * Run's (locked row plus what this batch already admitted) and each cap counter's.
+ */
+function thresholdEvents(
+  input: ReserveInput,
+  run: Run | undefined,
+  already: number,
+  counters: readonly CapCounter[],
+  tally: CapTally,
+): NewEvent[] {
+  const thresholds = input.eventThresholds!;
+  const amount = input.reservationMicrosUsd;
+  const events: NewEvent[] = [];
+  if (run && thresholds.run.length > 0) {
+    const before = run.committedMicrosUsd + run.reservedMicrosUsd + already;
+    for (const threshold of thresholdsCrossed(thresholds.run, run.budgetMicrosUsd, before, before + amount))
+      events.push(
+        runThresholdEvent(
+          {
+            runId: run.id,
+            projectId: run.projectId,
+            workUnitId: run.workUnitId,
+            budget: run.budgetMicrosUsd,
+            committed: run.committedMicrosUsd,
+            reserved: run.reservedMicrosUsd + already + amount,
+          },
+          threshold,
+          input.createdAt,
+        ),
+      );
+  }
+  if (thresholds.caps.length === 0) return events;
+  for (const counter of counters) {
+    const usage = tally.usage(counter);
+    const before = usage.committed + usage.reserved;
+    for (const threshold of thresholdsCrossed(
+      thresholds.caps,
+      counter.limitMicrosUsd,
+      before,
+      before + amount,
+    ))
+      events.push(
+        capThresholdEvent(
+          {
+            scope: counter.scope,
+            ownerId: counter.ownerId,
+            projectId: input.projectId,
+            period: counter.period,
+            cap: counter.limitMicrosUsd,
+            committed: usage.committed,
+            reserved: usage.reserved + amount,
+          },
+          windowOfPeriod(counter.period),
+          threshold,
+          input.createdAt,
+        ),
+      );
+  }
+  return events;
 }
 
 /** An attempt being settled: its locked row, its settlement and what that commits. */
@@ -200,16 +306,21 @@ export async function settleLocked(
          WHERE attempts.id = d.id
        )
        INSERT INTO audit (${AUDIT_COLUMNS})
-       SELECT attempt_id, project_id, key_id, run_id, endpoint, alias, connection, profile, upstream_model, state,
-         reservation, cost, input_tokens, output_tokens, cache_creation_input_tokens, cache_read_input_tokens, outcome,
-         http_status, duration_ms, overran, created_at, settled_at
+       SELECT s.attempt_id, s.project_id, s.key_id, s.run_id, s.endpoint, s.alias, s.connection, s.profile,
+         s.upstream_model, s.state, s.reservation, s.cost, s.input_tokens, s.output_tokens,
+         s.cache_creation_input_tokens, s.cache_read_input_tokens, s.outcome, s.http_status, s.duration_ms, s.overran,
+         s.created_at, s.settled_at, ${AUDIT_RUN_COLUMNS}, s.call_id, s.tags::jsonb, s.route::jsonb, s.trace_id,
+         s.first_byte_ms, s.upstream_request_id
        FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[],
          $9::text[], $10::text[], $11::bigint[], $12::bigint[], $13::bigint[], $14::bigint[], $15::bigint[],
-         $16::bigint[], $17::text[], $18::int[], $19::bigint[], $20::boolean[], $21::timestamptz[], $22::timestamptz[])
-         WITH ORDINALITY AS d(attempt_id, project_id, key_id, run_id, endpoint, alias, connection, profile,
+         $16::bigint[], $17::text[], $18::int[], $19::bigint[], $20::boolean[], $21::timestamptz[], $22::timestamptz[],
+         $23::text[], $24::text[], $25::text[], $26::text[], $27::bigint[], $28::text[])
+         WITH ORDINALITY AS s(attempt_id, project_id, key_id, run_id, endpoint, alias, connection, profile,
            upstream_model, state, reservation, cost, input_tokens, output_tokens, cache_creation_input_tokens,
-           cache_read_input_tokens, outcome, http_status, duration_ms, overran, created_at, settled_at, position)
-       ORDER BY position`,
+           cache_read_input_tokens, outcome, http_status, duration_ms, overran, created_at, settled_at, call_id, tags,
+           route, trace_id, first_byte_ms, upstream_request_id, position)
+         ${AUDIT_RUN_JOIN}
+       ORDER BY s.position`,
       [
         column((entry) => entry.input.attemptId),
         column((entry) => entry.attempt.project_id),
@@ -233,9 +344,29 @@ export async function settleLocked(
         column((entry) => entry.amounts.overrun > 0),
         column((entry) => entry.attempt.created_at),
         column((entry) => entry.input.settledAt),
+        column((entry) => entry.attempt.call_id ?? null),
+        column((entry) => jsonText(entry.attempt.tags)),
+        column((entry) => jsonText(entry.attempt.route)),
+        column((entry) => entry.attempt.trace_id ?? null),
+        column((entry) => firstByte(entry.input)),
+        column((entry) => entry.input.upstreamRequestId ?? null),
       ],
     );
   }
+  const unknown = settling.filter((entry) => entry.input.state === 'unknown');
+  if (unknown.length > 0)
+    await appendEventsIn(
+      client,
+      unknown.map((entry) =>
+        attemptUnknownFromRow(
+          entry.attempt,
+          entry.input.attemptId,
+          entry.input.outcome,
+          entry.amounts.commit,
+          entry.input.settledAt,
+        ),
+      ),
+    );
   // Counters last (after every Run), on exactly the counters each reservation was admitted on.
   await settleCountersIn(
     client,

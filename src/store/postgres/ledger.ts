@@ -25,6 +25,7 @@
 import type pg from 'pg';
 import type { ReapedAttempt, ReserveInput, SettledAttempt, SettleInput } from '../port.js';
 import { type Row, settledAttemptFromRow } from '../rows.js';
+import type { BatchOutcome } from './group-commit.js';
 import { reserveBatch, settleLocked } from './ledger-batch.js';
 import { attemptColumns } from './ledger-columns.js';
 
@@ -32,9 +33,13 @@ import { attemptColumns } from './ledger-columns.js';
  * One reservation in its own transaction (the fallback when a batch fails as a whole): the batch's
  * statements (ledger-batch.ts) for a batch of one, its refusal thrown.
  */
-export async function reserveIn(client: pg.PoolClient, input: ReserveInput): Promise<void> {
+/**
+ * A batch of one; its refusal is returned, not thrown, so the transaction still commits what the
+ * refusal wrote (run.depleted) and the caller throws it after the commit.
+ */
+export async function reserveIn(client: pg.PoolClient, input: ReserveInput): Promise<BatchOutcome> {
   const [outcome] = await reserveBatch(client, [input]);
-  if (outcome) throw outcome.error;
+  return outcome;
 }
 
 /**

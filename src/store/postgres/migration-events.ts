@@ -3,7 +3,9 @@
  * delivery order; `dedupe_key` (NULL for events that happen once by nature) makes a threshold event
  * fire once across replicas: every insert is `ON CONFLICT DO NOTHING`. svc_event_id() makes an
  * event id in SQL (`evt_` + 26 Crockford base32 characters, like lib/ids.ts) for the events the
- * ledger functions write.
+ * ledger functions write. `expiry_noted` on Runs and keys marks the ones whose expiry the events
+ * sweep has written (run.expired, key.expired), so each pass reads only the newly expired through
+ * the partial indexes.
  */
 export const POSTGRES_EVENTS_TABLE_SQL = `
 CREATE TABLE events (
@@ -19,6 +21,11 @@ CREATE TABLE events (
 );
 CREATE INDEX events_by_project ON events(project_id, sequence);
 CREATE INDEX events_by_time ON events(occurred_at);
+ALTER TABLE runs ADD COLUMN expiry_noted BOOLEAN NOT NULL DEFAULT FALSE;
+CREATE INDEX runs_expiry_pending ON runs(expires_at) WHERE status = 'active' AND NOT expiry_noted;
+ALTER TABLE gateway_keys ADD COLUMN expiry_noted BOOLEAN NOT NULL DEFAULT FALSE;
+CREATE INDEX keys_expiry_pending ON gateway_keys(expires_at)
+  WHERE expires_at IS NOT NULL AND revoked_at IS NULL AND NOT expiry_noted;
 
 CREATE FUNCTION svc_event_id() RETURNS text LANGUAGE plpgsql VOLATILE AS $$
 DECLARE

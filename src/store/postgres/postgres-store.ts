@@ -12,6 +12,7 @@
  */
 import type pg from 'pg';
 import { GatewayError, StoreUnavailableError } from '../../errors/gateway-error.js';
+import { keyRevokedEvent } from '../event-builders.js';
 import type {
   AuditEntry,
   AuditQuery,
@@ -40,7 +41,7 @@ import { auditFromRow, keyFromRow, outcomeFromRow, type Row, runFromRow } from '
 import { PostgresBatches } from './batches.js';
 import { PostgresDeferredResponses } from './deferred-responses.js';
 import { connectionBroken, toStoreError } from './errors.js';
-import { PostgresEvents } from './events.js';
+import { appendEventsIn, PostgresEvents } from './events.js';
 import { PostgresFilesRepository } from './files.js';
 import {
   closeRunIn,
@@ -63,6 +64,7 @@ import { createPool, DEFAULT_CONNECT_TIMEOUT_MS, type LedgerLane, type PostgresO
 import { PoolGate, type SlotResult, storeBusy } from './pool-gate.js';
 import { PostgresRateBuckets } from './rate-buckets.js';
 import { PostgresReports } from './reports.js';
+import { PostgresRequestLog } from './request-log.js';
 import { PostgresWebhooks } from './webhooks.js';
 
 export type { PostgresOptions } from './pool.js';
@@ -143,6 +145,7 @@ export class PostgresStore implements Store {
   readonly rateBuckets: PostgresRateBuckets;
   readonly reports: PostgresReports;
   readonly keys: PostgresKeys;
+  readonly requestLog: PostgresRequestLog;
   readonly events: PostgresEvents;
   readonly webhooks: PostgresWebhooks;
 
@@ -168,7 +171,10 @@ export class PostgresStore implements Store {
         return this.batchOrEach(
           inputs,
           (client) => reserveBatch(client, inputs),
-          (input) => this.transaction((client) => reserveIn(client, input)),
+          async (input) => {
+            const outcome = await this.transaction((client) => reserveIn(client, input));
+            if (outcome) throw outcome.error;
+          },
         );
       },
       RESERVE_BATCHES_IN_FLIGHT,
@@ -210,6 +216,7 @@ export class PostgresStore implements Store {
       (work) => this.transaction(work),
       (work) => this.transaction(work, SNAPSHOT_READ),
     );
+    this.requestLog = new PostgresRequestLog((work) => this.transaction(work, SNAPSHOT_READ));
     this.keys = new PostgresKeys(
       (work) => this.transaction(work),
       (idempotency, render, write) => this.idempotent(idempotency, render, write),
@@ -450,11 +457,18 @@ export class PostgresStore implements Store {
   }
 
   async revokeKey(id: string, revokedAt: string): Promise<boolean> {
-    const result = await this.query(
-      'UPDATE gateway_keys SET revoked_at = COALESCE(revoked_at, $1) WHERE id = $2',
-      [revokedAt, id],
-    );
-    return result.rowCount === 1;
+    return this.transaction(async (client) => {
+      const revoked = await client.query<Row>(
+        'UPDATE gateway_keys SET revoked_at = $1 WHERE id = $2 AND revoked_at IS NULL RETURNING *',
+        [revokedAt, id],
+      );
+      if (revoked.rows[0]) {
+        await appendEventsIn(client, [keyRevokedEvent(keyFromRow(revoked.rows[0]), revokedAt)]);
+        return true;
+      }
+      const found = await client.query('SELECT 1 FROM gateway_keys WHERE id = $1', [id]);
+      return found.rowCount === 1;
+    });
   }
 
   // ---- outcome definitions -----------------------------------------------------------------

@@ -11,9 +11,11 @@ import type {
   BatchRecord,
   BatchStatus,
 } from '../batches-port.js';
+import { batchFinishedEvent } from '../event-builders.js';
 import type { Idempotency, IdempotentResult, Render } from '../port.js';
 import { batchListSql } from '../resource-lists.js';
 import type { Row } from '../rows.js';
+import { appendEventsIn } from './events.js';
 import { claimIdempotencyKey, storeIdempotentResponse } from './idempotency.js';
 import { insertJob } from './jobs.js';
 import type { SqliteTransaction } from './transaction.js';
@@ -102,6 +104,8 @@ export class SqliteBatches implements BatchesRepository {
       this.db
         .prepare('UPDATE batches SET status = ?, record = ? WHERE id = ?')
         .run(next.status, JSON.stringify(next), id);
+      const finished = batchFinishedEvent(current.status, next, Date.now());
+      if (finished) appendEventsIn((text) => this.db.prepare(text), [finished]);
       return next;
     });
   }

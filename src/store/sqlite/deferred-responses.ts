@@ -11,7 +11,9 @@ import {
   type DeferredStatus,
   FINISHED_STATUSES,
 } from '../deferred-responses-port.js';
+import { responseFinishedEvent } from '../event-builders.js';
 import type { Row } from '../rows.js';
+import { appendEventsIn } from './events.js';
 import { insertJob } from './jobs.js';
 import type { SqliteTransaction } from './transaction.js';
 
@@ -65,6 +67,8 @@ export class SqliteDeferredResponses implements DeferredResponsesRepository {
       this.db
         .prepare('UPDATE deferred_responses SET status = ?, reap_at = ?, record = ? WHERE id = ?')
         .run(next.status, next.reapAt, JSON.stringify(next), id);
+      const finished = responseFinishedEvent(current.status, next, Date.now());
+      if (finished) appendEventsIn((text) => this.db.prepare(text), [finished]);
       return next;
     });
   }

@@ -4,9 +4,11 @@
  * it; an event whose dedupe key exists already is ignored (INSERT OR IGNORE on the unique key).
  */
 import type Database from 'better-sqlite3';
+import { keyExpiredEvent, runExpiredEvent } from '../event-builders.js';
 import { EVENT_COLUMNS, eventFromRow, eventListSql, eventValues, type Row } from '../event-rows.js';
 import type { EventListQuery, EventsRepository } from '../events-port.js';
 import type { EventRecord, NewEvent } from '../records.js';
+import { runFromRow } from '../rows.js';
 import type { Sql, SqliteRead, SqliteTransaction } from './transaction.js';
 
 const INSERT = `INSERT INTO events (${EVENT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`;
@@ -51,12 +53,49 @@ export class SqliteEvents implements EventsRepository {
     this.transaction(() => appendEventsIn(this.sql, events));
   }
 
+  async noteExpirations(nowIso: string, limit: number): Promise<number> {
+    return this.transaction(() => {
+      const runs = this.sql(
+        `SELECT * FROM runs WHERE status = 'active' AND expiry_noted = 0 AND expires_at <= ?
+         ORDER BY expires_at LIMIT ?`,
+      ).all(nowIso, limit) as Row[];
+      const keys = this.sql(
+        `SELECT id, project_id, label, expires_at FROM gateway_keys
+         WHERE expires_at IS NOT NULL AND revoked_at IS NULL AND expiry_noted = 0 AND expires_at <= ?
+         ORDER BY expires_at LIMIT ?`,
+      ).all(nowIso, limit) as Row[];
+      const events: NewEvent[] = [];
+      for (const row of runs) {
+        this.sql('UPDATE runs SET expiry_noted = 1 WHERE id = ?').run(row.id);
+        events.push(runExpiredEvent(runFromRow(row), nowIso));
+      }
+      for (const row of keys) {
+        this.sql('UPDATE gateway_keys SET expiry_noted = 1 WHERE id = ?').run(row.id);
+        events.push(
+          keyExpiredEvent(
+            {
+              id: String(row.id),
+              projectId: String(row.project_id),
+              label: row.label === null ? null : String(row.label),
+              expiresAt: String(row.expires_at),
+            },
+            nowIso,
+          ),
+        );
+      }
+      return appendEventsIn(this.sql, events);
+    });
+  }
+
   async deleteEventsBefore(beforeIso: string, limit: number): Promise<number> {
     return this.transaction(
       () =>
         this.sql(
           `DELETE FROM events WHERE sequence IN (
-             SELECT sequence FROM events WHERE occurred_at < ? ORDER BY sequence LIMIT ?)`,
+             SELECT sequence FROM events WHERE occurred_at < ?
+               AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.event_sequence = events.sequence
+                               AND (d.state = 'pending' OR d.state = 'delivering'))
+               ORDER BY sequence LIMIT ?)`,
         ).run(beforeIso, limit).changes,
     );
   }

@@ -4,6 +4,12 @@
  * writer, so reading, deciding (rules.ts) and writing in one transaction is exact here.
  */
 import { GatewayError } from '../../errors/gateway-error.js';
+import {
+  outcomeReportedEvent,
+  WORK_UNIT_FIGURES_SQL,
+  workUnitClosedEvent,
+  workUnitFiguresFromRow,
+} from '../event-builders.js';
 import type {
   CloseRunInput,
   CloseWorkUnitInput,
@@ -16,8 +22,9 @@ import type {
   WorkUnit,
   WorkUnitView,
 } from '../port.js';
-import { outcomeFromRow, type Row, runFromRow, workUnitFromRow } from '../rows.js';
+import { metadataText, outcomeFromRow, type Row, runFromRow, workUnitFromRow } from '../rows.js';
 import { nextRevision, outcomeWindowOpen, runCreationFailure } from '../rules.js';
+import { appendEventsIn } from './events.js';
 import type { Sql } from './transaction.js';
 
 /** A governance write's record and status (201 created, 200 already in that state). */
@@ -63,8 +70,15 @@ export function listDefinitionsIn(sql: Sql, projectId: string): OutcomeDefinitio
 export function insertWorkUnit(sql: Sql, input: CreateWorkUnitInput): Write<WorkUnit> {
   const unit = input.workUnit;
   sql(
-    'INSERT INTO work_units (id, project_id, status, created_at, closed_at, definitions) VALUES (?, ?, ?, ?, NULL, ?)',
-  ).run(unit.id, unit.projectId, unit.status, unit.createdAt, JSON.stringify(unit.definitions));
+    'INSERT INTO work_units (id, project_id, status, created_at, closed_at, definitions, metadata) VALUES (?, ?, ?, ?, NULL, ?, ?)',
+  ).run(
+    unit.id,
+    unit.projectId,
+    unit.status,
+    unit.createdAt,
+    JSON.stringify(unit.definitions),
+    metadataText(unit.metadata),
+  );
   return { record: unit, status: 201 };
 }
 
@@ -73,6 +87,8 @@ export function closeWorkUnitIn(sql: Sql, input: CloseWorkUnitInput): Write<Work
   if (!unit) throw new GatewayError('work_unit_not_found', 'Work Unit not found.');
   if (unit.status === 'closed') return { record: unit, status: 200 };
   sql("UPDATE work_units SET status = 'closed', closed_at = ? WHERE id = ?").run(input.closedAt, input.id);
+  const figures = workUnitFiguresFromRow(sql(WORK_UNIT_FIGURES_SQL('?')).get(input.id) as Row | undefined);
+  appendEventsIn(sql, [workUnitClosedEvent(unit, input.closedAt, figures)]);
   return { record: { ...unit, status: 'closed' as const, closedAt: input.closedAt }, status: 201 };
 }
 
@@ -90,9 +106,17 @@ export function insertRun(sql: Sql, input: CreateRunInput): Write<Run> {
   if (failure) throw failure;
   sql('UPDATE work_units SET run_count = run_count + 1 WHERE id = ?').run(run.workUnitId);
   sql(
-    `INSERT INTO runs (id, project_id, work_unit_id, budget, status, created_at, expires_at)
-     VALUES (?, ?, ?, ?, 'active', ?, ?)`,
-  ).run(run.id, run.projectId, run.workUnitId, run.budgetMicrosUsd, run.createdAt, run.expiresAt);
+    `INSERT INTO runs (id, project_id, work_unit_id, budget, status, created_at, expires_at, metadata)
+     VALUES (?, ?, ?, ?, 'active', ?, ?, ?)`,
+  ).run(
+    run.id,
+    run.projectId,
+    run.workUnitId,
+    run.budgetMicrosUsd,
+    run.createdAt,
+    run.expiresAt,
+    metadataText(run.metadata),
+  );
   return { record: run, status: 201 };
 }
 
@@ -165,6 +189,7 @@ export function insertOutcomeRevision(sql: Sql, input: ReportOutcomeInput): Writ
     outcome.evidenceSha256,
     outcome.supersedesOutcomeId,
   );
+  appendEventsIn(sql, [outcomeReportedEvent(outcome)]);
   return { record: outcome, status: 201 };
 }
 

@@ -7,9 +7,11 @@
  */
 import type Database from 'better-sqlite3';
 import { GatewayError } from '../../errors/gateway-error.js';
+import { keyRevokedEvent } from '../event-builders.js';
 import type { KeysRepository, NewManagedKey, RevokeKeyInput } from '../keys-port.js';
 import type { Idempotency, IdempotentResult, KeyRecord, NewKey, Render } from '../port.js';
 import { keyFromRow, MANAGED_KEY_COLUMNS, managedKeyValues, type Row } from '../rows.js';
+import { appendEventsIn } from './events.js';
 import type { Sql } from './transaction.js';
 
 type Write<T> = { record: T; status: 200 | 201 };
@@ -51,11 +53,15 @@ export function listKeysIn(sql: Sql, projectId?: string): KeyRecord[] {
   return (rows as Row[]).map(keyFromRow);
 }
 
+/** Revokes the key (a revoked key keeps its first revocation time); key.revoked when this call revoked it. */
 export function revokeKeyIn(sql: Sql, id: string, revokedAt: string): boolean {
-  return (
-    sql('UPDATE gateway_keys SET revoked_at = COALESCE(revoked_at, ?) WHERE id = ?').run(revokedAt, id)
-      .changes > 0
-  );
+  const row = sql('SELECT * FROM gateway_keys WHERE id = ?').get(id) as Row | undefined;
+  if (!row) return false;
+  const key = keyFromRow(row);
+  if (key.revokedAt !== null) return true;
+  sql('UPDATE gateway_keys SET revoked_at = ? WHERE id = ?').run(revokedAt, id);
+  appendEventsIn(sql, [keyRevokedEvent(key, revokedAt)]);
+  return true;
 }
 
 export type SqliteIdempotent = <T>(
@@ -117,6 +123,7 @@ export class SqliteKeys implements KeysRepository {
       if (!key) throw new GatewayError('key_not_found', 'Gateway Key not found.');
       if (key.revokedAt !== null) return { record: key, status: 200 };
       this.db.prepare('UPDATE gateway_keys SET revoked_at = ? WHERE id = ?').run(input.revokedAt, input.id);
+      appendEventsIn((text) => this.db.prepare(text), [keyRevokedEvent(key, input.revokedAt)]);
       return { record: { ...key, revokedAt: input.revokedAt }, status: 201 };
     });
   }

@@ -19,15 +19,29 @@ import {
   reservationCounters,
   type SpendCaps,
 } from '../../money/spend-caps.js';
+import { thresholdsCrossed, windowOfPeriod } from '../../money/thresholds.js';
 import { CapTally, counterSettlements } from '../cap-tally.js';
+import {
+  attemptUnknownFromRow,
+  capThresholdEvent,
+  type RunFigures,
+  runDepletedEvent,
+  runThresholdEvent,
+} from '../event-builders.js';
 import type { ReapedAttempt, ReserveInput, SettledAttempt, SettleInput } from '../port.js';
+import type { NewEvent } from '../records.js';
 import { type Row, runFromRow, settledAttemptFromRow } from '../rows.js';
 import { reserveFailure, settlementAmounts } from '../rules.js';
 import { addReservations, counterUsage, keyCaps, settleCounters } from './caps.js';
 import type { WalCheckpointer } from './checkpointer.js';
+import { appendEventsIn } from './events.js';
 import { runRow } from './governance.js';
 import { SqliteGroupCommit } from './group-commit.js';
 import type { Sql, SqliteTransaction } from './transaction.js';
+
+/** An object as the JSON text column holds it; null stays null. */
+const jsonText = (value: unknown): string | null =>
+  value === null || value === undefined ? null : JSON.stringify(value);
 
 /**
  * A reservation that failed as unavailable (a full disk, an I/O error at COMMIT): this process is
@@ -43,6 +57,18 @@ function settledDoubt(sql: Sql, error: unknown, attemptId: string): unknown {
     return error;
   }
   return new StoreUnavailableError(error.message, { cause: error.cause, uncommitted: true });
+}
+
+/** A Run's figures from its row (the whole row, or the admission's RETURNING columns). */
+function runFigures(runId: string, projectId: string, row: Row): RunFigures {
+  return {
+    runId,
+    projectId,
+    workUnitId: String(row.work_unit_id),
+    budget: Number(row.budget),
+    committed: Number(row.committed),
+    reserved: Number(row.reserved),
+  };
 }
 
 export class SqliteLedger {
@@ -220,14 +246,40 @@ export class SqliteLedger {
     // Decide every cap before writing anything (a refused item of the group commit writes nothing).
     const tally = new CapTally(counterUsage(this.sql, counters));
     const capRefusal = tally.refusal(counters, input.reservationMicrosUsd);
+    const thresholds = input.eventThresholds;
+    let runAfter: Row | undefined;
     if (input.runId !== null) {
-      const admitted = this.sql(
-        `UPDATE runs SET reserved = reserved + ?
-         WHERE id = ? AND project_id = ? AND status = 'active' AND expires_at > ? AND committed + reserved + ? <= budget`,
-      ).run(input.reservationMicrosUsd, input.runId, input.projectId, nowIso, input.reservationMicrosUsd);
-      if (admitted.changes !== 1) {
+      const admission = `UPDATE runs SET reserved = reserved + ?
+         WHERE id = ? AND project_id = ? AND status = 'active' AND expires_at > ? AND committed + reserved + ? <= budget`;
+      const values = [
+        input.reservationMicrosUsd,
+        input.runId,
+        input.projectId,
+        nowIso,
+        input.reservationMicrosUsd,
+      ];
+      // With Run thresholds configured, the same UPDATE returns the Run's figures to compare.
+      let admitted: boolean;
+      if (thresholds && thresholds.run.length > 0) {
+        runAfter = this.sql(`${admission} RETURNING work_unit_id, budget, committed, reserved`).get(
+          ...values,
+        ) as Row | undefined;
+        admitted = runAfter !== undefined;
+      } else admitted = this.sql(admission).run(...values).changes === 1;
+      if (!admitted) {
         const row = runRow(this.sql, input.projectId, input.runId);
-        throw reserveFailure(row ? runFromRow(row) : undefined, nowIso, input.reservationMicrosUsd);
+        const run = row ? runFromRow(row) : undefined;
+        const failure = reserveFailure(run, nowIso, input.reservationMicrosUsd);
+        // The first refusal for the Run's budget writes run.depleted (the refusal itself writes nothing else).
+        if (run && failure.code === 'run_budget_exceeded')
+          appendEventsIn(this.sql, [
+            runDepletedEvent(
+              runFigures(run.id, run.projectId, row!),
+              input.reservationMicrosUsd,
+              input.createdAt,
+            ),
+          ]);
+        throw failure;
       }
     }
     if (capRefusal) {
@@ -239,13 +291,22 @@ export class SqliteLedger {
         );
       throw capRefusal;
     }
+    if (thresholds) {
+      const events = this.thresholdEvents(input, runAfter, counters, tally);
+      if (events.length > 0) appendEventsIn(this.sql, events);
+    }
     tally.take(counters, input.reservationMicrosUsd);
     addReservations(this.sql, tally.reservations());
     const capCounters = counters.length === 0 ? null : JSON.stringify(counterKeys(counters));
+    const attribution = input.attribution;
+    const callId = attribution?.callId ?? null;
+    const tags = jsonText(attribution?.tags);
+    const route = jsonText(attribution?.route);
+    const traceId = attribution?.traceId ?? null;
     this.sql(
       `INSERT INTO attempts (id, project_id, key_id, run_id, state, reservation, lease_expires_at, owner, endpoint, alias,
-         connection, profile, upstream_model, created_at, cap_counters)
-       VALUES (?, ?, ?, ?, 'reserved', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+         connection, profile, upstream_model, created_at, cap_counters, call_id, tags, route, trace_id)
+       VALUES (?, ?, ?, ?, 'reserved', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     ).run(
       input.attemptId,
       input.projectId,
@@ -261,6 +322,10 @@ export class SqliteLedger {
       input.upstreamModel,
       input.createdAt,
       capCounters,
+      callId,
+      tags,
+      route,
+      traceId,
     );
     this.openAttempts.set(input.attemptId, {
       state: 'reserved',
@@ -275,7 +340,57 @@ export class SqliteLedger {
       upstream_model: input.upstreamModel,
       created_at: input.createdAt,
       cap_counters: capCounters,
+      call_id: callId,
+      tags,
+      route,
+      trace_id: traceId,
     });
+  }
+
+  /**
+   * The threshold events this reservation crosses (decided before the cap tally takes it): the
+   * Run's from its figures after the admission, each cap counter's from its usage before and after.
+   */
+  private thresholdEvents(
+    input: ReserveInput,
+    runAfter: Row | undefined,
+    counters: ReturnType<typeof reservationCounters>,
+    tally: CapTally,
+  ): NewEvent[] {
+    const thresholds = input.eventThresholds!;
+    const amount = input.reservationMicrosUsd;
+    const events: NewEvent[] = [];
+    if (runAfter && input.runId !== null) {
+      const run = runFigures(input.runId, input.projectId, runAfter);
+      const after = run.committed + run.reserved;
+      for (const threshold of thresholdsCrossed(thresholds.run, run.budget, after - amount, after))
+        events.push(runThresholdEvent(run, threshold, input.createdAt));
+    }
+    if (thresholds.caps.length > 0) {
+      for (const counter of counters) {
+        const usage = tally.usage(counter);
+        const before = usage.committed + usage.reserved;
+        const crossed = thresholdsCrossed(thresholds.caps, counter.limitMicrosUsd, before, before + amount);
+        for (const threshold of crossed)
+          events.push(
+            capThresholdEvent(
+              {
+                scope: counter.scope,
+                ownerId: counter.ownerId,
+                projectId: input.projectId,
+                period: counter.period,
+                cap: counter.limitMicrosUsd,
+                committed: usage.committed,
+                reserved: usage.reserved + amount,
+              },
+              windowOfPeriod(counter.period),
+              threshold,
+              input.createdAt,
+            ),
+          );
+      }
+    }
+    return events;
   }
 
   /**
@@ -307,11 +422,20 @@ export class SqliteLedger {
         { counters: recordedCounters(attempt.cap_counters), reservation, commit: amounts.commit },
       ]),
     );
+    // The Work Unit and metadata come from the Run (its Work Unit's metadata overlaid by its own).
+    const run =
+      attempt.run_id === null
+        ? undefined
+        : (this.sql(
+            `SELECT r.work_unit_id, json_patch(coalesce(w.metadata, '{}'), coalesce(r.metadata, '{}')) AS metadata
+             FROM runs r JOIN work_units w ON w.id = r.work_unit_id WHERE r.id = ?`,
+          ).get(attempt.run_id) as Row | undefined);
     this.sql(
       `INSERT INTO audit (attempt_id, project_id, key_id, run_id, endpoint, alias, connection, profile, upstream_model, state,
          reservation, cost, input_tokens, output_tokens, cache_creation_input_tokens, cache_read_input_tokens, outcome,
-         http_status, duration_ms, overran, created_at, settled_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+         http_status, duration_ms, overran, created_at, settled_at, work_unit_id, metadata, call_id, tags, route,
+         trace_id, first_byte_ms, upstream_request_id)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     ).run(
       input.attemptId,
       attempt.project_id,
@@ -335,7 +459,19 @@ export class SqliteLedger {
       amounts.overrun > 0 ? 1 : 0,
       attempt.created_at,
       input.settledAt,
+      run?.work_unit_id ?? null,
+      run?.metadata ?? null,
+      attempt.call_id ?? null,
+      attempt.tags ?? null,
+      attempt.route ?? null,
+      attempt.trace_id ?? null,
+      input.firstByteMs === null || input.firstByteMs === undefined ? null : Math.round(input.firstByteMs),
+      input.upstreamRequestId ?? null,
     );
+    if (input.state === 'unknown')
+      appendEventsIn(this.sql, [
+        attemptUnknownFromRow(attempt, input.attemptId, input.outcome, amounts.commit, input.settledAt),
+      ]);
     return { attempt, committed: amounts.commit };
   }
 }

@@ -6,6 +6,7 @@ import { defineEventsContract } from '../contract/events-contract.js';
 import { defineFilesContract } from '../contract/files-contract.js';
 import { defineJobsContract } from '../contract/jobs-contract.js';
 import { defineReportsContract } from '../contract/reports-contract.js';
+import { defineRequestLogContract } from '../contract/request-log-contract.js';
 import { defineStoreContract } from '../contract/store-contract.js';
 import { SqliteStore } from './sqlite-store.js';
 
@@ -27,4 +28,5 @@ defineFilesContract('sqlite', openSqlite);
 defineJobsContract('sqlite', openSqlite);
 defineReportsContract('sqlite', openSqlite);
 defineCapsContract('sqlite', openSqlite);
+defineRequestLogContract('sqlite', openSqlite);
 defineEventsContract('sqlite', openSqlite);

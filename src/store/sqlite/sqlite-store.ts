@@ -69,6 +69,7 @@ import { migrate } from './migrate.js';
 import type { ProcessLock } from './process-lock.js';
 import { SqliteRateBuckets } from './rate-buckets.js';
 import { SqliteReports } from './reports.js';
+import { SqliteRequestLog } from './request-log.js';
 import type { Sql, SqliteRead, SqliteTransaction } from './transaction.js';
 import { SqliteWebhooks } from './webhooks.js';
 
@@ -90,6 +91,7 @@ export class SqliteStore implements Store {
   readonly rateBuckets: SqliteRateBuckets;
   readonly reports: SqliteReports;
   readonly keys: SqliteKeys;
+  readonly requestLog: SqliteRequestLog;
   readonly events: SqliteEvents;
   readonly webhooks: SqliteWebhooks;
 
@@ -107,6 +109,7 @@ export class SqliteStore implements Store {
     this.rateBuckets = new SqliteRateBuckets(this.db, this.transaction);
     this.reports = new SqliteReports(this.db, this.read, this.transaction, this.sql);
     this.keys = new SqliteKeys(this.db, this.transaction, this.idempotent);
+    this.requestLog = new SqliteRequestLog(this.db, this.read);
     this.events = new SqliteEvents(this.db, this.sql, this.read, this.transaction);
     this.webhooks = new SqliteWebhooks(this.sql, this.db, this.transaction, this.idempotent);
   }
