@@ -66,6 +66,8 @@ describeEachStore('governance: health, readiness, OpenAPI', (kind) => {
         'GET /svc/v1/keys',
         'GET /svc/v1/keys/{id}',
         'POST /svc/v1/keys/{id}/revoke',
+        'GET /svc/v1/events',
+        'GET /svc/v1/events/{id}',
         'POST /svc/v1/webhook-endpoints',
         'GET /svc/v1/webhook-endpoints',
         'GET /svc/v1/webhook-endpoints/{id}',
