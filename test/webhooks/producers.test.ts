@@ -28,7 +28,7 @@ describeEachStore('webhooks from the event producers', (kind) => {
     await receiver.stop();
   });
 
-  it('delivers the Run's money events, revocation and closing events with their envelope and a valid signature', async () => {
+  it("delivers a Run's money events, revocation and closing events with their envelope and a valid signature", async () => {
     const admin = new Api(gateway.url, await gateway.key('prj_a'));
     const created = await admin.post('/svc/v1/webhook-endpoints', { url: receiver.url });
     expect(created.status, JSON.stringify(created.body)).toBe(201);
