@@ -68,8 +68,8 @@ const available = existsSync(CHROMIUM);
       const page = await openEvents(width);
       expect(await page.locator('tr[data-event]').count()).toBe(2);
       expect(await page.locator('tr[data-delivery][data-status=succeeded]').count()).toBe(2);
-      const overflow = await page.evaluate(
-        () => document.documentElement.scrollWidth - document.documentElement.clientWidth,
+      const overflow = Number(
+        await page.evaluate('document.documentElement.scrollWidth - document.documentElement.clientWidth'),
       );
       expect(overflow).toBeLessThanOrEqual(0);
       await page.screenshot({ path: join(SHOTS, `events-${width}.png`), fullPage: true });
@@ -81,7 +81,7 @@ const available = existsSync(CHROMIUM);
     const page = await openEvents(1366);
     await page.fill('input[name=type]', 'run.depleted');
     await page.click('[data-testid=event-filters] button[type=submit]');
-    await page.waitForFunction(() => document.querySelectorAll('tr[data-event]').length === 1);
+    await page.waitForFunction("document.querySelectorAll('tr[data-event]').length === 1");
     const before = receiver.requests.length;
     await page.locator('[data-testid=redeliver]').first().click();
     await waitFor(() => receiver.requests.length > before, 10_000, 'the redelivery');
