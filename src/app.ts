@@ -120,8 +120,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   // is only built (inject tests) runs no background work. It stops before the store closes.
   app.addHook('onListen', async () => {
     await services.worker.start();
+    services.dispatcher.start();
   });
   app.addHook('onClose', async () => {
+    await services.dispatcher.stop();
     await services.worker.stop();
   });
   await app.ready();

@@ -17,7 +17,7 @@ import type { Config } from './config/schema.js';
 import { buildUpstreams } from './gateway/connections.js';
 import { type MetricsListener, startMetricsListener } from './http/metrics-routes.js';
 import { type Clock, systemClock } from './lib/clock.js';
-import { openObjectStore } from './objects/open-objects.js';
+import { openObjectStore, readSealingKey } from './objects/open-objects.js';
 import { combineObservers } from './observability/attempt-observer.js';
 import { createObservability } from './observability/observability.js';
 import { instrumentStore } from './observability/store-instrumentation.js';
@@ -106,6 +106,7 @@ export async function startGateway(options: StartOptions): Promise<RunningGatewa
       objects,
       observability,
       limiter: limits.limiter,
+      sealingKey: readSealingKey(config, environment),
     });
     if (observability.metrics && config.metrics.listen) {
       metricsListener = await startMetricsListener(observability.metrics, config.metrics.listen);

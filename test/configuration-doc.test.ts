@@ -8,6 +8,7 @@ const ENVIRONMENT = {
   SVC_DATABASE_URL: 'postgres://postgres@127.0.0.1:5432/svc',
   SVC_SEALING_KEY: 'ab'.repeat(32),
   SVC_SUPPORT_KEY: KEY,
+  SVC_ALERTS_WEBHOOK_SECRET: `whsec_${'W'.repeat(43)}`,
   VENDORA_API_KEY: 'x',
   VENDORB_API_KEY: 'x',
   CLOUDF_ACCESS_KEY_ID: 'x',

@@ -1,10 +1,11 @@
 /**
  * The svc gateway console: sign in with a Gateway Key (governance:read), then hash-routed views
- * (#/overview, #/work-units, #/work-units/<id>, #/cost-per-outcome). Plain DOM; charts by uPlot.
+ * (#/overview, #/work-units, #/work-units/<id>, #/cost-per-outcome, #/events). Plain DOM; charts by uPlot.
  */
 import { explain, forgetKey, get, storedKey, storeKey } from './api.js';
 import { costPerOutcome } from './cost-per-outcome.js';
 import { h, mount, notice } from './dom.js';
+import { eventsPage } from './events.js';
 import { overview } from './overview.js';
 import type { Period } from './period.js';
 import { workUnitDetail, workUnitList } from './work-units.js';
@@ -96,6 +97,9 @@ async function route() {
           Object.assign(settings, { period, definition });
           void route();
         });
+        break;
+      case 'events':
+        await eventsPage(app, new URLSearchParams(query), () => void route());
         break;
       default:
         await overview(app, settings.period, settings.stack, (period, stack) => {

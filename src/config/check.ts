@@ -1,7 +1,7 @@
 /** Checks a schema-valid configuration for problems a schema cannot express (references, ranges). */
 import { findProfile } from '../catalogue/profiles.js';
 import { servesResource } from '../catalogue/resource-profiles.js';
-import { KEY_SECRET_PATTERN } from '../lib/secrets.js';
+import { KEY_SECRET_PATTERN, WEBHOOK_SECRET_PATTERN } from '../lib/secrets.js';
 import { legacyResourcePriceProblems, mediaPriceProblems } from './media-prices.js';
 import { type Config, isMessagesModel, MODEL_ENDPOINTS } from './schema.js';
 
@@ -22,6 +22,7 @@ export function checkConfigSemantics(config: Config, environment: NodeJS.Process
   return [
     ...checkProjects(config),
     ...checkKeys(config, environment),
+    ...checkWebhooks(config, environment),
     ...checkConnections(config, environment),
     ...checkModels(config),
     ...checkEndpoints(config),
@@ -117,6 +118,45 @@ function checkKeys(config: Config, environment: NodeJS.ProcessEnv): string[] {
         `/keys/${index}/secret_env: ${key.secret_env} must hold gw_ followed by at least 32 letters, digits, _ or -`,
       );
     }
+  });
+  return problems;
+}
+
+/**
+ * Configured webhook endpoints: ids unique across Projects, at most max_endpoints_per_project per
+ * Project, a secret in the environment, and a URL that can be an endpoint's (the address rules are
+ * applied at every delivery: webhooks/url-policy.ts).
+ */
+function checkWebhooks(config: Config, environment: NodeJS.ProcessEnv): string[] {
+  const problems: string[] = [];
+  const ids = config.projects.flatMap((project) => project.webhooks.map((endpoint) => endpoint.id));
+  for (const id of duplicates(ids)) problems.push(`/projects: duplicate webhook endpoint id "${id}"`);
+  config.projects.forEach((project, projectIndex) => {
+    if (project.webhooks.length > config.webhooks.max_endpoints_per_project)
+      problems.push(
+        `/projects/${projectIndex}/webhooks: more than webhooks.max_endpoints_per_project (${config.webhooks.max_endpoints_per_project}) endpoints`,
+      );
+    project.webhooks.forEach((endpoint, index) => {
+      const at = `/projects/${projectIndex}/webhooks/${index}`;
+      const secret = environment[endpoint.secret_env];
+      if (secret === undefined || secret === '')
+        problems.push(`${at}/secret_env: environment variable ${endpoint.secret_env} is not set`);
+      else if (!WEBHOOK_SECRET_PATTERN.test(secret))
+        problems.push(
+          `${at}/secret_env: ${endpoint.secret_env} must hold whsec_ followed by at least 32 letters, digits, _ or -`,
+        );
+      let url: URL | undefined;
+      try {
+        url = new URL(endpoint.url);
+      } catch {
+        problems.push(`${at}/url: not an absolute URL`);
+      }
+      if (url && url.protocol !== 'http:' && url.protocol !== 'https:')
+        problems.push(`${at}/url: must use http or https`);
+      if (url && (url.username !== '' || url.password !== ''))
+        problems.push(`${at}/url: must not contain a user name or password`);
+      if (url && endpoint.url.includes('#')) problems.push(`${at}/url: must not contain a fragment`);
+    });
   });
   return problems;
 }

@@ -57,6 +57,24 @@ export const InferenceLimitsSchema = T.Object(
   { additionalProperties: false },
 );
 
+/**
+ * A webhook endpoint declared in configuration (webhooks/configured-endpoints.ts): synced into the
+ * store at start-up; its signing secret comes from an environment variable (a changed secret starts
+ * a rotation overlap, like POST .../rotate-secret).
+ */
+const WebhookEndpointSchema = T.Object(
+  {
+    id: Id('^whe_[A-Za-z0-9_-]{1,64}$', 'webhook endpoint id'),
+    url: T.String({ minLength: 1, maxLength: 2048 }),
+    /** Event types delivered to it; absent: every type. */
+    event_types: T.Optional(T.Array(T.String({ minLength: 1 }), { minItems: 1, uniqueItems: true })),
+    /** Environment variable holding the signing secret (`whsec_` + at least 32 characters). */
+    secret_env: EnvName,
+    description: T.Optional(T.String({ maxLength: 200 })),
+  },
+  { additionalProperties: false },
+);
+
 /** Fractions of a budget or cap at which an event fires once (docs/events.md); empty: none. */
 const ThresholdsSchema = T.Array(T.Number({ exclusiveMinimum: 0, maximum: 1 }), {
   maxItems: 10,
@@ -97,6 +115,8 @@ const ProjectSchema = T.Object(
     caps: T.Optional(SpendCapsSchema),
     /** Requests and tokens per minute of the whole Project, every key together (model calls only). */
     inference_limits: T.Optional(InferenceLimitsSchema),
+    /** Webhook endpoints of the Project declared in configuration (docs/events.md, Webhooks). */
+    webhooks: T.Array(WebhookEndpointSchema, { default: [] }),
     /** Event thresholds of this Project (docs/events.md); absent lists use the top-level `events`. */
     events: T.Optional(ProjectEventsSchema),
   },
@@ -471,6 +491,33 @@ export const ConfigSchema = T.Object(
         batch_poll_interval_ms: T.Integer({ minimum: 1, default: 30_000 }),
         /** How often expired batches and reapable deferred responses are removed. */
         sweep_interval_ms: T.Integer({ minimum: 1, default: 60_000 }),
+      },
+      { additionalProperties: false, default: {} },
+    ),
+    /** Webhook delivery (webhooks/dispatcher.ts; docs/events.md, Webhooks). */
+    webhooks: T.Object(
+      {
+        /** Allow endpoint URLs that resolve to loopback, private, link-local and other internal addresses. */
+        allow_private_networks: T.Boolean({ default: false }),
+        /** Bound on one delivery: connecting, sending and receiving the answer's headers and body. */
+        timeout_ms: T.Integer({ minimum: 100, maximum: 120_000, default: 10_000 }),
+        /** How long a delivery is retried before it is marked failed (default 72 h). */
+        retry_window_seconds: T.Integer({ minimum: 1, default: 259_200 }),
+        /** Exponential backoff with full jitter: the n-th retry waits random(0, min(cap, base x 2^(n-1))). */
+        backoff_base_ms: T.Integer({ minimum: 1, default: 10_000 }),
+        backoff_cap_ms: T.Integer({ minimum: 1, default: 3_600_000 }),
+        /** Deliveries in flight to one endpoint, every replica together. */
+        max_concurrent_per_endpoint: T.Integer({ minimum: 1, maximum: 64, default: 4 }),
+        /** Deliveries in flight from one replica, every endpoint together. */
+        max_concurrent_deliveries: T.Integer({ minimum: 1, maximum: 1024, default: 32 }),
+        /** How often an idle dispatcher looks for new events and due deliveries. */
+        poll_interval_ms: T.Integer({ minimum: 10, default: 1000 }),
+        /** After a rotation, the previous secret keeps signing (a second v1=) for this long. */
+        rotation_overlap_seconds: T.Integer({ minimum: 0, default: 86_400 }),
+        /** Endpoints one Project may have (API and configuration together). */
+        max_endpoints_per_project: T.Integer({ minimum: 1, maximum: 1000, default: 20 }),
+        /** Attempt history rows kept per delivery (the newest). */
+        attempt_history: T.Integer({ minimum: 1, maximum: 100, default: 10 }),
       },
       { additionalProperties: false, default: {} },
     ),

@@ -38,6 +38,19 @@ export const ERROR_CATALOGUE = {
     meaning:
       'The Outcome report is invalid (definition not frozen on the Work Unit, value not allowed, bad evidence). Do not retry unchanged.',
   },
+  invalid_webhook_url: {
+    status: 400,
+    vendora: 'invalid_request_error',
+    vendorb: 'invalid_request_error',
+    meaning:
+      'The webhook endpoint `url` is refused: not http(s), has credentials or a fragment, too long, does not resolve, or resolves to a loopback, private, link-local or other internal address (allowed only with webhooks.allow_private_networks). The message says which.',
+  },
+  webhook_endpoint_limit: {
+    status: 409,
+    vendora: 'invalid_request_error',
+    vendorb: 'invalid_request_error',
+    meaning: 'The Project has webhooks.max_endpoints_per_project endpoints already. Delete one first.',
+  },
   invalid_idempotency_key: {
     status: 400,
     vendora: 'invalid_request_error',
@@ -130,6 +143,18 @@ export const ERROR_CATALOGUE = {
     vendora: 'not_found_error',
     vendorb: 'not_found_error',
     meaning: 'Unknown Gateway Key id, or one of another Project.',
+  },
+  webhook_endpoint_not_found: {
+    status: 404,
+    vendora: 'not_found_error',
+    vendorb: 'not_found_error',
+    meaning: 'Unknown webhook endpoint id, or one of another Project.',
+  },
+  webhook_delivery_not_found: {
+    status: 404,
+    vendora: 'not_found_error',
+    vendorb: 'not_found_error',
+    meaning: 'Unknown delivery id for this webhook endpoint, or one of another Project or endpoint.',
   },
   event_not_found: {
     status: 404,

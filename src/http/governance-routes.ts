@@ -11,9 +11,11 @@ import { requireAnyScope } from '../governance/scopes.js';
 import type { Caller, GovernanceService, WriteRequest } from '../governance/service.js';
 import { noteRateLimited } from '../limits/rate-limit-scope.js';
 import { requestRecordOf } from '../observability/http-hooks.js';
+import type { EndpointsService } from '../webhooks/endpoints-service.js';
 import { type Authenticator, requireScopes } from './auth.js';
 import { isJsonContentType } from './body.js';
 import { registerKeysRoutes } from './keys-routes.js';
+import { registerWebhooksRoutes } from './webhooks-routes.js';
 
 export const GOVERNANCE_BODY_LIMIT = 16 * 1024;
 
@@ -22,6 +24,7 @@ export interface GovernanceRouteDeps {
   authenticator: Authenticator;
   rateLimiter: RateLimiter;
   keys: KeysService;
+  webhooks: EndpointsService;
 }
 
 type IdParams = { Params: { id: string } };
@@ -116,4 +119,5 @@ export function registerGovernanceRoutes(app: FastifyInstance, deps: GovernanceR
   });
 
   registerKeysRoutes(app, { keys: deps.keys, guard, write, bodyLimit: GOVERNANCE_BODY_LIMIT });
+  registerWebhooksRoutes(app, { webhooks: deps.webhooks, guard, write, bodyLimit: GOVERNANCE_BODY_LIMIT });
 }

@@ -25,6 +25,7 @@ import { EVENT_PATHS, EVENT_SCHEMAS } from './openapi-events.js';
 import { errors, idParameter, mergePaths, ref, schema } from './openapi-parts.js';
 import { REPORT_PATHS, REPORT_SCHEMAS } from './openapi-reports.js';
 import { REQUEST_LOG_PATHS, REQUEST_LOG_SCHEMAS } from './openapi-request-log.js';
+import { WEBHOOK_PATHS, WEBHOOK_SCHEMAS } from './openapi-webhooks.js';
 
 const API_VERSION = '0.8.4';
 
@@ -141,6 +142,7 @@ export function buildOpenApiDocument() {
       },
       REPORT_PATHS,
       REQUEST_LOG_PATHS,
+      WEBHOOK_PATHS,
       EVENT_PATHS,
     ),
     components: {
@@ -165,6 +167,7 @@ export function buildOpenApiDocument() {
         Error: schema(ErrorBody),
         ...REPORT_SCHEMAS,
         ...REQUEST_LOG_SCHEMAS,
+        ...WEBHOOK_SCHEMAS,
         ...EVENT_SCHEMAS,
       },
     },

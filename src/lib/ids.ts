@@ -17,7 +17,9 @@ export type IdPrefix =
   | 'msg'
   | 'req'
   | 'prj'
-  | 'evt';
+  | 'evt'
+  | 'whe'
+  | 'whd';
 
 /** Random bytes are drawn from a pool refilled 4 KiB at a time: one syscall per ~150 ids, not one per id. */
 const POOL_SIZE = 4096;

@@ -5,6 +5,9 @@ import { randomBase32 } from './ids.js';
 
 export const KEY_SECRET_PATTERN = /^gw_[A-Za-z0-9_-]{32,}$/;
 
+/** Webhook signing secrets (webhooks/secret-box.ts makes them: `whsec_` + 32 bytes base64url). */
+export const WEBHOOK_SECRET_PATTERN = /^whsec_[A-Za-z0-9_-]{32,}$/;
+
 export function newKeySecret(): string {
   return `gw_${randomBase32(40)}`;
 }

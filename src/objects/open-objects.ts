@@ -27,7 +27,11 @@ function readOrCreateKeyFile(path: string): string {
   return readFileSync(path, 'utf8').trim();
 }
 
-export function openObjectStore(config: Config, environment: NodeJS.ProcessEnv): ObjectStore {
+/**
+ * The configured sealing key (objects.sealing_key_env, else objects.sealing_key_file), or undefined.
+ * Objects are sealed with it, and so are webhook signing secrets in the store (webhooks/secret-box.ts).
+ */
+export function readSealingKey(config: Config, environment: NodeJS.ProcessEnv): Buffer | undefined {
   const variable = config.objects.sealing_key_env;
   let sealingKey: Buffer | undefined;
   if (variable !== undefined) {
@@ -42,6 +46,11 @@ export function openObjectStore(config: Config, environment: NodeJS.ProcessEnv):
       'objects.sealing_key_file',
     );
   }
+  return sealingKey;
+}
+
+export function openObjectStore(config: Config, environment: NodeJS.ProcessEnv): ObjectStore {
+  const sealingKey = readSealingKey(config, environment);
   const sealing = sealingKey ? { sealingKey } : {};
   const kind = config.objects.kind;
   switch (kind) {

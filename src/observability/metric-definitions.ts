@@ -182,6 +182,31 @@ export const METRIC_DEFINITIONS = [
     help: 'Inbound HTTP requests by route pattern, method and status class.',
     labels: ['route', 'method', 'status_class'],
   },
+  {
+    name: 'svc_webhook_outbox_depth',
+    type: 'gauge',
+    help: 'Webhook deliveries pending or in flight, every Project and replica together (read from the store by this replica every few seconds).',
+    labels: [],
+  },
+  {
+    name: 'svc_webhook_delivery_attempts_total',
+    type: 'counter',
+    help: 'Webhook delivery attempts made by this replica, by result: success (2xx), http_error (any other status), timeout, network_error, refused_address.',
+    labels: ['result'],
+  },
+  {
+    name: 'svc_webhook_deliveries_total',
+    type: 'counter',
+    help: 'Webhook deliveries this replica finished, by result: succeeded, or failed (the retry window passed without a 2xx).',
+    labels: ['result'],
+  },
+  {
+    name: 'svc_webhook_delivery_duration_seconds',
+    type: 'histogram',
+    help: 'Duration of webhook delivery attempts, from sending to the complete answer or the failure (seconds), by result.',
+    labels: ['result'],
+    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+  },
 ] as const satisfies readonly MetricDefinition[];
 
 export type MetricName = (typeof METRIC_DEFINITIONS)[number]['name'];

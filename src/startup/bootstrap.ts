@@ -1,6 +1,7 @@
 /**
  * Start-up work before the listener opens: migrations, Outcome Definitions and configured keys
- * synced into the store, and the quick-start key.
+ * synced into the store, configured webhook endpoints synced (webhooks/configured-endpoints.ts), and
+ * the quick-start key.
  *
  * Revocation is final (docs/decisions.md, "Authentication and keys"): a configured key is inserted when absent and
  * its project, secret hash, scopes and label follow the configuration, but a revoked one stays
@@ -13,7 +14,10 @@ import { dirname } from 'node:path';
 import type { Config } from '../config/schema.js';
 import { SCOPES } from '../config/schema.js';
 import { hashSecret, KEY_SECRET_PATTERN, newKeySecret } from '../lib/secrets.js';
+import { readSealingKey } from '../objects/open-objects.js';
 import type { Store } from '../store/port.js';
+import { syncConfiguredEndpoints } from '../webhooks/configured-endpoints.js';
+import { SecretBox } from '../webhooks/secret-box.js';
 
 export const QUICKSTART_KEY_ID = 'key_quickstart';
 
@@ -54,6 +58,13 @@ export async function bootstrapStore(
       createdAt,
     });
   }
+  await syncConfiguredEndpoints(
+    store,
+    config,
+    environment,
+    new SecretBox(readSealingKey(config, environment)),
+    Date.now(),
+  );
   const configured = new Set(config.keys.map((key) => key.id));
   const stored = config.keys.length === 0 ? [] : await store.listKeys();
   return {

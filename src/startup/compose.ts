@@ -40,6 +40,10 @@ import { type ObjectOwner, sweepObjects } from '../objects/sweep.js';
 import { type AttemptObserver, noAttemptObserver } from '../observability/attempt-observer.js';
 import type { Observability } from '../observability/observability.js';
 import type { Store } from '../store/port.js';
+import { DeliveryClient } from '../webhooks/delivery-client.js';
+import { WebhookDispatcher } from '../webhooks/dispatcher.js';
+import { EndpointsService } from '../webhooks/endpoints-service.js';
+import { SecretBox } from '../webhooks/secret-box.js';
 
 export interface AppDeps {
   config: Config;
@@ -56,6 +60,8 @@ export interface AppDeps {
   limiter?: Limiter;
   /** Built web console (npm run build); default: dist/console. */
   consoleDir?: string;
+  /** The sealing key (objects.sealing_key_env / _file): webhook secrets are sealed with it when present. */
+  sealingKey?: Buffer | undefined;
 }
 
 export interface Services {
@@ -73,6 +79,10 @@ export interface Services {
   models: ModelsCatalogue;
   /** Runs batches and deferred responses; started when the app listens, stopped when it closes. */
   worker: JobWorker;
+  /** Webhook endpoints and deliveries over /svc/v1/webhook-endpoints. */
+  webhooks: EndpointsService;
+  /** Delivers webhooks; started when the app listens, stopped when it closes. */
+  dispatcher: WebhookDispatcher;
 }
 
 /** The ledger of a process: reservations, settlements and the lease reaper over the store. */
@@ -135,6 +145,42 @@ function reportFoldSweep(deps: { config: Config; store: Store }): Sweep[] {
   ];
 }
 
+/** The webhook dispatcher of a process (webhooks/dispatcher.ts), from webhooks.* settings. */
+function composeDispatcher(deps: AppDeps, secrets: SecretBox): WebhookDispatcher {
+  const settings = deps.config.webhooks;
+  return new WebhookDispatcher({
+    store: deps.store,
+    clock: deps.clock,
+    logger: deps.logger,
+    secrets,
+    client: new DeliveryClient({
+      timeoutMs: settings.timeout_ms,
+      allowPrivateNetworks: settings.allow_private_networks,
+    }),
+    metrics: deps.observability?.metrics,
+    settings: {
+      pollIntervalMs: settings.poll_interval_ms,
+      timeoutMs: settings.timeout_ms,
+      retryWindowMs: settings.retry_window_seconds * 1000,
+      backoff: { baseMs: settings.backoff_base_ms, capMs: settings.backoff_cap_ms },
+      maxPerEndpoint: settings.max_concurrent_per_endpoint,
+      maxConcurrent: settings.max_concurrent_deliveries,
+      attemptHistory: settings.attempt_history,
+    },
+  });
+}
+
+/** Terminal webhook deliveries of events that retention removed (store/webhooks-port.ts). */
+function webhookSweep(deps: { config: Config; store: Store }): Sweep {
+  return {
+    name: 'webhook-deliveries',
+    intervalMs: deps.config.jobs.sweep_interval_ms,
+    run: async () => {
+      while ((await deps.store.webhooks.pruneDeliveries(1000)) === 1000);
+    },
+  };
+}
+
 export function composeServices(appDeps: AppDeps): Services {
   const base = {
     ...appDeps,
@@ -177,6 +223,7 @@ export function composeServices(appDeps: AppDeps): Services {
       },
       { name: 'batches', intervalMs: jobs.sweep_interval_ms, run: async () => void (await batches.sweep()) },
       objectSweep(deps),
+      webhookSweep(deps),
       ...reportFoldSweep(deps),
       {
         name: 'events',
@@ -189,6 +236,7 @@ export function composeServices(appDeps: AppDeps): Services {
     ],
   );
   const authenticator = new Authenticator(store, clock, config.auth.key_cache_ms);
+  const secrets = new SecretBox(appDeps.sealingKey);
   return {
     authenticator,
     governance: new GovernanceService({
@@ -208,6 +256,8 @@ export function composeServices(appDeps: AppDeps): Services {
     batches,
     models: new ModelsCatalogue(config, clock.now()),
     worker,
+    webhooks: new EndpointsService({ store, clock, config, secrets }),
+    dispatcher: composeDispatcher(appDeps, secrets),
   };
 }
 

@@ -43,8 +43,7 @@ export function eventValues(event: NewEvent): unknown[] {
 
 /**
  * The retention's condition that keeps an event a webhook delivery still waits for (webhook
- * deliveries `pending` or `delivering`, table webhook_deliveries of migration 13). The deletion
- * adds it when that table exists (`hasDeliveries`).
+ * deliveries `pending` or `delivering`, table webhook_deliveries of migration 13).
  */
 export const KEEP_OWED_EVENTS = `AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.event_sequence = events.sequence
   AND (d.state = 'pending' OR d.state = 'delivering'))`;

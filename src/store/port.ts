@@ -38,6 +38,7 @@ import type {
 } from './records.js';
 import type { ReportsRepository } from './reports-port.js';
 import type { RequestLogRepository } from './request-log-port.js';
+import type { WebhooksRepository } from './webhooks-port.js';
 
 /** The shared records (records.ts) are part of the port. */
 export type * from './records.js';
@@ -179,6 +180,8 @@ export interface Store {
   readonly requestLog: RequestLogRepository;
   /** The events outbox (events-port.ts). */
   readonly events: EventsRepository;
+  /** Webhook endpoints, fan-out and the leased delivery queue (webhooks-port.ts). */
+  readonly webhooks: WebhooksRepository;
   migrate(): Promise<void>;
   /** Resolves when the store answers a trivial query; rejects with StoreUnavailableError otherwise. */
   ping(): Promise<void>;

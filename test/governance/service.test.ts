@@ -68,6 +68,16 @@ describeEachStore('governance: health, readiness, OpenAPI', (kind) => {
         'GET /svc/v1/keys',
         'GET /svc/v1/keys/{id}',
         'POST /svc/v1/keys/{id}/revoke',
+        'GET /svc/v1/events',
+        'GET /svc/v1/events/{id}',
+        'POST /svc/v1/webhook-endpoints',
+        'GET /svc/v1/webhook-endpoints',
+        'GET /svc/v1/webhook-endpoints/{id}',
+        'DELETE /svc/v1/webhook-endpoints/{id}',
+        'POST /svc/v1/webhook-endpoints/{id}/rotate-secret',
+        'GET /svc/v1/webhook-endpoints/{id}/deliveries',
+        'GET /svc/v1/webhook-endpoints/{id}/deliveries/{delivery_id}',
+        'POST /svc/v1/webhook-endpoints/{id}/deliveries/{delivery_id}/redeliver',
       ].sort(),
     );
     // Every write documents the required Idempotency-Key header.

@@ -20,7 +20,7 @@ import { hashSecret, newKeySecret } from '../../src/lib/secrets.js';
 import type { Limiter } from '../../src/limits/limiter.js';
 import { projectCapsFrom } from '../../src/money/spend-caps.js';
 import { eventThresholdsFrom } from '../../src/money/thresholds.js';
-import { openObjectStore } from '../../src/objects/open-objects.js';
+import { openObjectStore, readSealingKey } from '../../src/objects/open-objects.js';
 import {
   type AttemptObserver,
   combineObservers,
@@ -146,6 +146,7 @@ export async function startTestGateway(options: TestGatewayOptions = {}): Promis
     upstreams,
     ledger,
     objects: openObjectStore(config, environment),
+    sealingKey: readSealingKey(config, environment),
     ...(options.observability ? { observability: options.observability } : {}),
     ...(limiter ? { limiter } : {}),
   });

@@ -113,11 +113,9 @@ export class PostgresEvents implements EventsRepository {
   }
 
   async deleteEventsBefore(beforeIso: string, limit: number): Promise<number> {
-    const found = await this.query("SELECT to_regclass('webhook_deliveries') IS NOT NULL AS present", []);
-    const hasDeliveries = found.rows[0]?.present === true;
     const result = await this.query(
       `DELETE FROM events WHERE sequence IN (
-         SELECT sequence FROM events WHERE occurred_at < $1 ${hasDeliveries ? KEEP_OWED_EVENTS : ''}
+         SELECT sequence FROM events WHERE occurred_at < $1 ${KEEP_OWED_EVENTS}
          ORDER BY sequence LIMIT $2)`,
       [beforeIso, limit],
     );

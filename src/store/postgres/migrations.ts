@@ -17,6 +17,7 @@ import { POSTGRES_MIGRATION_REPORTS } from './migration-reports.js';
 import { POSTGRES_MIGRATION_REQUEST_LOG } from './migration-request-log.js';
 import { POSTGRES_MIGRATION_RESOURCE_LISTS } from './migration-resource-lists.js';
 import { POSTGRES_MIGRATION_SETTLEMENT_OUTCOMES } from './migration-settlement-outcomes.js';
+import { POSTGRES_MIGRATION_WEBHOOKS } from './migration-webhooks.js';
 
 export interface PostgresMigration {
   version: number;
@@ -188,4 +189,5 @@ CREATE TRIGGER audit_append_only_truncate BEFORE TRUNCATE ON audit
   POSTGRES_MIGRATION_RESOURCE_LISTS,
   POSTGRES_MIGRATION_REQUEST_LOG,
   POSTGRES_MIGRATION_EVENTS,
+  POSTGRES_MIGRATION_WEBHOOKS,
 ];

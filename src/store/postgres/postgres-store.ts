@@ -65,6 +65,7 @@ import { PoolGate, type SlotResult, storeBusy } from './pool-gate.js';
 import { PostgresRateBuckets } from './rate-buckets.js';
 import { PostgresReports } from './reports.js';
 import { PostgresRequestLog } from './request-log.js';
+import { PostgresWebhooks } from './webhooks.js';
 
 export type { PostgresOptions } from './pool.js';
 
@@ -146,6 +147,7 @@ export class PostgresStore implements Store {
   readonly keys: PostgresKeys;
   readonly requestLog: PostgresRequestLog;
   readonly events: PostgresEvents;
+  readonly webhooks: PostgresWebhooks;
 
   constructor(options: PostgresOptions) {
     this.options = options;
@@ -222,6 +224,11 @@ export class PostgresStore implements Store {
     this.events = new PostgresEvents(
       (text, values) => this.query(text, values),
       (work) => this.transaction(work),
+    );
+    this.webhooks = new PostgresWebhooks(
+      (text, values) => this.query(text, values),
+      (work) => this.transaction(work),
+      (idempotency, render, write) => this.idempotent(idempotency, render, write),
     );
   }
 

@@ -96,12 +96,9 @@ export class SqliteEvents implements EventsRepository {
 
   async deleteEventsBefore(beforeIso: string, limit: number): Promise<number> {
     return this.transaction(() => {
-      const hasDeliveries =
-        this.sql("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'webhook_deliveries'").get() !==
-        undefined;
       return this.sql(
         `DELETE FROM events WHERE sequence IN (
-           SELECT sequence FROM events WHERE occurred_at < ? ${hasDeliveries ? KEEP_OWED_EVENTS : ''}
+           SELECT sequence FROM events WHERE occurred_at < ? ${KEEP_OWED_EVENTS}
            ORDER BY sequence LIMIT ?)`,
       ).run(beforeIso, limit).changes;
     });

@@ -11,6 +11,7 @@ import { SQLITE_MIGRATION_REPORTS } from './migration-reports.js';
 import { SQLITE_MIGRATION_REQUEST_LOG } from './migration-request-log.js';
 import { SQLITE_MIGRATION_RESOURCE_LISTS } from './migration-resource-lists.js';
 import { SQLITE_MIGRATION_SETTLEMENT_OUTCOMES } from './migration-settlement-outcomes.js';
+import { SQLITE_MIGRATION_WEBHOOKS } from './migration-webhooks.js';
 
 export interface SqliteMigration {
   version: number;
@@ -174,4 +175,5 @@ CREATE TRIGGER audit_append_only_delete BEFORE DELETE ON audit BEGIN SELECT RAIS
   SQLITE_MIGRATION_RESOURCE_LISTS,
   SQLITE_MIGRATION_REQUEST_LOG,
   SQLITE_MIGRATION_EVENTS,
+  SQLITE_MIGRATION_WEBHOOKS,
 ];

@@ -71,6 +71,7 @@ import { SqliteRateBuckets } from './rate-buckets.js';
 import { SqliteReports } from './reports.js';
 import { SqliteRequestLog } from './request-log.js';
 import type { Sql, SqliteRead, SqliteTransaction } from './transaction.js';
+import { SqliteWebhooks } from './webhooks.js';
 
 export type { SqliteOptions } from './connection.js';
 
@@ -92,6 +93,7 @@ export class SqliteStore implements Store {
   readonly keys: SqliteKeys;
   readonly requestLog: SqliteRequestLog;
   readonly events: SqliteEvents;
+  readonly webhooks: SqliteWebhooks;
 
   constructor(options: SqliteOptions) {
     const opened = openConnection(options, (reason) => this.checkpointerFailed(reason));
@@ -109,6 +111,7 @@ export class SqliteStore implements Store {
     this.keys = new SqliteKeys(this.db, this.transaction, this.idempotent);
     this.requestLog = new SqliteRequestLog(this.db, this.read);
     this.events = new SqliteEvents(this.db, this.sql, this.read, this.transaction);
+    this.webhooks = new SqliteWebhooks(this.sql, this.db, this.transaction, this.idempotent);
   }
 
   /** The prepared statement for `text`, prepared once on this connection. */
