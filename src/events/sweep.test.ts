@@ -50,17 +50,23 @@ it('notes an expired Run once, deletes old events, and keeps the ones a delivery
   const left = await store.events.listEventsAfter(0, 10);
   expect(left.map((event) => [event.type, event.resourceId])).toEqual([['run.expired', runId]]);
 
-  // The webhook deliveries table (migration 13 of the webhooks) keeps an owed event past retention.
+  // A pending webhook delivery (table of migration 13) keeps its event past retention.
   const owed = sampleEvent({ occurredAt: old });
   const done = sampleEvent({ occurredAt: old });
   await store.events.appendEvents([owed, done]);
   const sequences = (await store.events.listEventsAfter(0, 10)).filter((event) => event.occurredAt === old);
   await store.close();
   const raw = new Database(path);
-  raw.exec('CREATE TABLE webhook_deliveries (event_sequence INTEGER, state TEXT)');
-  raw
-    .prepare('INSERT INTO webhook_deliveries VALUES (?, ?), (?, ?)')
-    .run(sequences[0]!.sequence, 'pending', sequences[1]!.sequence, 'delivered');
+  raw.exec(
+    `INSERT INTO webhook_endpoints (id, project_id, url, source, secret, state, created_at)
+     VALUES ('whe_sweep', 'prj_a', 'https://example.com/hook', 'api', 'plain:x', 'active', '${old}')`,
+  );
+  const delivery = raw.prepare(
+    `INSERT INTO webhook_deliveries (id, endpoint_id, project_id, event_sequence, event_id, event_type,
+       resource_key, state, give_up_at, created_at) VALUES (?, 'whe_sweep', 'prj_a', ?, 'evt_x', 'run.expired', 'run:x', ?, 0, 0)`,
+  );
+  delivery.run('whd_owed', sequences[0]!.sequence, 'pending');
+  delivery.run('whd_done', sequences[1]!.sequence, 'succeeded');
   raw.close();
   const reopened = new SqliteStore({ path, synchronous: 'normal' });
   try {

@@ -99,7 +99,7 @@ describePostgres('events on two PostgreSQL replicas', () => {
     );
   }, 60_000);
 
-  it('retention keeps an event a webhook delivery still owes once the deliveries table exists', async () => {
+  it('retention keeps an event a webhook delivery still owes', async () => {
     const database = await createTestDatabase();
     closers.push(() => database.drop());
     const store = new PostgresStore({ connectionString: database.url });
@@ -112,11 +112,17 @@ describePostgres('events on two PostgreSQL replicas', () => {
     const client = new pg.Client({ connectionString: database.url });
     await client.connect();
     try {
-      await client.query('CREATE TABLE webhook_deliveries (event_sequence BIGINT, state TEXT)');
-      await client.query("INSERT INTO webhook_deliveries VALUES ($1, 'delivering'), ($2, 'failed')", [
-        first!.sequence,
-        second!.sequence,
-      ]);
+      await client.query(
+        `INSERT INTO webhook_endpoints (id, project_id, url, source, secret, state, created_at)
+         VALUES ('whe_retention', 'prj_a', 'https://example.com/hook', 'api', 'plain:x', 'active', now())`,
+      );
+      await client.query(
+        `INSERT INTO webhook_deliveries (id, endpoint_id, project_id, event_sequence, event_id, event_type,
+           resource_key, state, give_up_at, created_at)
+         VALUES ('whd_owed', 'whe_retention', 'prj_a', $1, 'evt_x', 'run.expired', 'run:x', 'delivering', 0, 0),
+                ('whd_done', 'whe_retention', 'prj_a', $2, 'evt_y', 'run.expired', 'run:y', 'failed', 0, 0)`,
+        [first!.sequence, second!.sequence],
+      );
     } finally {
       await client.end();
     }
