@@ -161,10 +161,150 @@ async function load(url: string): Promise<void> {
 }
 
 export type { FastifyInstance, Store };
-export { A, auditChunkSql, load, loadGovernance };
 
-void Fastify;
-void registerReportRoutes;
-void PostgresStore;
-void caller;
-void PROJECT;
+/** Median and p95 (nearest rank) of a list of times. */
+function percentile(times: readonly number[], p: number): number {
+  const sorted = [...times].sort((a, b) => a - b);
+  return sorted[Math.max(0, Math.ceil((p / 100) * sorted.length) - 1)]!;
+}
+
+/**
+ * The routes under test on a loopback server, the guard answering the bench's caller: a timed
+ * request is the whole answer a client waits for (store reads, use case, JSON, the body read).
+ */
+async function server(store: Store): Promise<{ app: FastifyInstance; url: string }> {
+  const app = Fastify({ logger: false });
+  const deps = { guard: async () => caller, store, clock: { now: () => END }, pendingFor: () => 0 };
+  registerReportRoutes(app, deps);
+  const url = await app.listen({ host: '127.0.0.1', port: 0 });
+  return { app, url };
+}
+
+interface Case {
+  name: string;
+  path: string;
+  runs: number;
+}
+
+async function measure(url: string, cases: readonly Case[]): Promise<void> {
+  for (const item of cases) {
+    const times: number[] = [];
+    let status = 0;
+    let bytes = 0;
+    for (let run = 0; run < item.runs; run++) {
+      const started = performance.now();
+      const response = await fetch(`${url}${item.path}`);
+      bytes = (await response.arrayBuffer()).byteLength;
+      times.push(performance.now() - started);
+      status = response.status;
+    }
+    if (status !== 200) throw new Error(`${item.path}: HTTP ${status}`);
+    const median = percentile(times, 50).toFixed(1).padStart(8);
+    const p95 = percentile(times, 95).toFixed(1).padStart(8);
+    console.log(
+      `${item.name.padEnd(52)} median ${median} ms   p95 ${p95} ms   (${item.runs} runs, ${bytes} B)`,
+    );
+  }
+}
+
+/** One JSON answer of a route (to find ids and cursors for the cases). */
+async function getJson<T>(url: string, path: string): Promise<T> {
+  const response = await fetch(`${url}${path}`);
+  if (response.status !== 200) throw new Error(`${path}: HTTP ${response.status} ${await response.text()}`);
+  return (await response.json()) as T;
+}
+
+async function timeAll(store: Store): Promise<void> {
+  const folding = performance.now();
+  await store.reports.fold();
+  console.log(
+    `fold of the rollups (backlog after the load) ${((performance.now() - folding) / 1000).toFixed(1)} s`,
+  );
+  const { app, url } = await server(store);
+  try {
+    const iso = (ms: number) => new Date(ms).toISOString().replace('.000Z', 'Z');
+    const range = `from=${iso(START)}&to=${iso(END)}`;
+    const reports: Case[] = [
+      {
+        name: 'spend by day, alias (30 days)',
+        path: `/svc/v1/reports/spend?${range}&group_by=day,alias`,
+        runs: 5,
+      },
+      {
+        name: 'spend by tag.team (30 days)',
+        path: `/svc/v1/reports/spend?${range}&group_by=tag.team`,
+        runs: 5,
+      },
+      {
+        name: 'spend by day, tag.feature (30 days)',
+        path: `/svc/v1/reports/spend?${range}&group_by=day,tag.feature`,
+        runs: 5,
+      },
+      {
+        name: 'spend by metadata.customer (30 days)',
+        path: `/svc/v1/reports/spend?${range}&group_by=metadata.customer`,
+        runs: 5,
+      },
+      {
+        name: 'spend by tag.team, alias (1 day: audit rows)',
+        path: `/svc/v1/reports/spend?from=${iso(END - DAY_MS)}&to=${iso(END)}&group_by=tag.team,alias`,
+        runs: 5,
+      },
+      {
+        name: 'cost per Outcome (30 days)',
+        path: `/svc/v1/reports/cost-per-outcome?${range}&definition_id=odef_resolved`,
+        runs: 3,
+      },
+      {
+        name: 'cost per Outcome by metadata.plan (30 days)',
+        path: `/svc/v1/reports/cost-per-outcome?${range}&definition_id=odef_resolved&group_by=metadata.plan`,
+        runs: 3,
+      },
+      {
+        name: 'cost per Outcome by tag.team (1 day of Work Units)',
+        path: `/svc/v1/reports/cost-per-outcome?from=${iso(END - DAY_MS)}&to=${iso(END)}&definition_id=odef_resolved&group_by=tag.team`,
+        runs: 3,
+      },
+    ];
+    await measure(url, reports);
+  } finally {
+    await app.close();
+  }
+}
+
+async function main(): Promise<void> {
+  const admin = process.env.SVC_TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+  const kept = argument('--database');
+  const name = kept ?? `svc_log_bench_${process.pid}`;
+  const control = async (sql: string) => {
+    const client = new pg.Client({ connectionString: admin });
+    await client.connect();
+    try {
+      await client.query(sql);
+    } finally {
+      await client.end();
+    }
+  };
+  const url = new URL(admin);
+  url.pathname = `/${name}`;
+  if (kept === undefined) await control(`CREATE DATABASE ${name}`);
+  console.log(`database ${name}, ${ATTEMPTS.toLocaleString('en')} attempts`);
+  const store = new PostgresStore({
+    connectionString: url.toString(),
+    // The gateway's default is 5 s; the bench prints a slower figure instead of a timeout.
+    statementTimeoutMs: Number(process.env.SVC_BENCH_STATEMENT_TIMEOUT_MS ?? 120_000),
+  });
+  try {
+    if (kept === undefined) {
+      await store.migrate();
+      await load(url.toString());
+    }
+    await timeAll(store);
+  } finally {
+    await store.close();
+    if (process.argv.includes('--keep') || kept !== undefined) console.log(`kept database ${name}`);
+    else await control(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+  }
+}
+
+await main();
