@@ -87,9 +87,15 @@ describeEachStore('spend and cost per Outcome by attribute', (kind) => {
     units.acme = await api.createWorkUnit({ metadata: { customer: 'acme', plan: 'pro' } });
     units.globex = await api.createWorkUnit({ metadata: { customer: 'globex', plan: '' } });
     units.bare = await api.createWorkUnit();
-    const draft = await api.createRun(units.acme.id, { budget_micros_usd: 5_000_000, metadata: { stage: 'draft' } });
+    const draft = await api.createRun(units.acme.id, {
+      budget_micros_usd: 5_000_000,
+      metadata: { stage: 'draft' },
+    });
     // The Run's metadata wins over its Work Unit's on a shared key (the audit rows carry the overlay).
-    const eu = await api.createRun(units.acme.id, { budget_micros_usd: 5_000_000, metadata: { customer: 'acme-eu' } });
+    const eu = await api.createRun(units.acme.id, {
+      budget_micros_usd: 5_000_000,
+      metadata: { customer: 'acme-eu' },
+    });
     const globex = await api.createRun(units.globex.id, { budget_micros_usd: 5_000_000 });
     const bare = await api.createRun(units.bare.id, { budget_micros_usd: 5_000_000 });
     const calls: Array<[string | null, string | null, string, number]> = [
@@ -120,7 +126,11 @@ describeEachStore('spend and cost per Outcome by attribute', (kind) => {
   }, 60_000);
   afterAll(async () => gateway?.close());
 
-  async function expectSpendBy(groupBy: string, groupOf: (entry: AuditEntry) => string, key: (row: Json) => string) {
+  async function expectSpendBy(
+    groupBy: string,
+    groupOf: (entry: AuditEntry) => string,
+    key: (row: Json) => string,
+  ) {
     const report = await get(`/svc/v1/reports/spend?from=${from}&to=${to}&group_by=${groupBy}`);
     expect(report.status, JSON.stringify(report.body)).toBe(200);
     const audit = await auditOf(gateway.store, PROJECT);
@@ -200,7 +210,9 @@ describeEachStore('spend and cost per Outcome by attribute', (kind) => {
       expect(result.body.error.message).toMatch(/group_by/);
     }
     for (const groupBy of ['alias', 'tag.team,metadata.plan', 'metadata.', 'day']) {
-      const result = await get(`/svc/v1/reports/cost-per-outcome?definition_id=odef_resolved&group_by=${groupBy}`);
+      const result = await get(
+        `/svc/v1/reports/cost-per-outcome?definition_id=odef_resolved&group_by=${groupBy}`,
+      );
       expectSvcError(result, 400, 'invalid_request');
       expect(result.body.error.message).toMatch(/group_by/);
     }
