@@ -207,14 +207,78 @@ async function measure(url: string, cases: readonly Case[]): Promise<void> {
   }
 }
 
-/** One JSON answer of a route (to find ids and cursors for the cases). */
-async function getJson<T>(url: string, path: string): Promise<T> {
-  const response = await fetch(`${url}${path}`);
-  if (response.status !== 200) throw new Error(`${path}: HTTP ${response.status} ${await response.text()}`);
-  return (await response.json()) as T;
+/** Times one store read (the real store code, no HTTP): median and p95 of `runs`. */
+async function measureStore(
+  name: string,
+  runs: number,
+  read: () => Promise<unknown[] | unknown>,
+): Promise<void> {
+  const times: number[] = [];
+  let size = 0;
+  for (let run = 0; run < runs; run++) {
+    const started = performance.now();
+    const result = await read();
+    times.push(performance.now() - started);
+    size = Array.isArray(result) ? result.length : result === undefined ? 0 : 1;
+  }
+  if (size === 0) throw new Error(`${name}: nothing found`);
+  const median = percentile(times, 50).toFixed(1).padStart(8);
+  const p95 = percentile(times, 95).toFixed(1).padStart(8);
+  console.log(`${name.padEnd(52)} median ${median} ms   p95 ${p95} ms   (${runs} runs, ${size} rows)`);
+}
+
+/** The log's reads through the store's request log (Store.requestLog), as the log's routes call them. */
+async function timeLog(store: Store): Promise<void> {
+  const log = store.requestLog;
+  const page = { projectId: PROJECT, limit: 50 };
+  const iso = (ms: number) => new Date(ms).toISOString();
+  const RUNS = 20;
+  await measureStore('log: first page (50)', RUNS, () => log.list(page));
+  await measureStore('log: key + 1-day range', RUNS, () =>
+    log.list({ ...page, keyId: 'key_7', from: iso(END - 8 * DAY_MS), to: iso(END - 7 * DAY_MS) }),
+  );
+  await measureStore('log: tag team=team-3', RUNS, () => log.list({ ...page, tags: { team: 'team-3' } }));
+  await measureStore('log: tags env=staging, feature=feature-7', RUNS, () =>
+    log.list({ ...page, tags: { env: 'staging', feature: 'feature-7' } }),
+  );
+  await measureStore('log: metadata customer=cust-42', RUNS, () =>
+    log.list({ ...page, metadata: { customer: 'cust-42' } }),
+  );
+  await measureStore('log: run_id', RUNS, () =>
+    log.list({ ...page, runId: `run_${Math.floor(ATTEMPTS / BLOCK / 2 / 20) * 20}` }),
+  );
+  await measureStore('log: work_unit_id', RUNS, () =>
+    log.list({ ...page, workUnitId: `wku_${Math.floor(ATTEMPTS / BLOCK / 4 / 10) * 10}` }),
+  );
+  await measureStore('log: outcome refused_upstream + http_status 429', RUNS, () =>
+    log.list({ ...page, outcome: 'refused_upstream', httpStatus: 429 }),
+  );
+  await measureStore('log: outcome unknown (0.5%), 1-day range', RUNS, () =>
+    log.list({ ...page, outcome: 'unknown', from: iso(END - 8 * DAY_MS), to: iso(END - 7 * DAY_MS) }),
+  );
+  // A deep keyset page: the position 15 days back (a client paging through half the month).
+  const deep = await log.list({ ...page, to: iso(END - 15 * DAY_MS), limit: 1 });
+  const after = { createdAt: deep[0]!.createdAt, id: deep[0]!.attemptId };
+  await measureStore('log: keyset page 15 days deep', RUNS, () => log.list({ ...page, after }));
+  await measureStore('log: keyset page 15 days deep, tag team=team-3', RUNS, () =>
+    log.list({ ...page, after, tags: { team: 'team-3' } }),
+  );
+  const detail = `att_${Math.floor(ATTEMPTS / 2 / 320) * 320}`;
+  await measureStore('log: one attempt (detail)', RUNS, () => log.get(PROJECT, detail));
 }
 
 async function timeAll(store: Store): Promise<void> {
+  await store.syncDefinitions([
+    {
+      projectId: PROJECT,
+      id: 'odef_resolved',
+      version: 1,
+      kind: 'BOOLEAN',
+      allowedValues: [true, false],
+      enabled: true,
+    },
+  ]);
+  await timeLog(store);
   const folding = performance.now();
   await store.reports.fold();
   console.log(
