@@ -190,81 +190,50 @@ async function measure(url: string, cases: readonly Case[]): Promise<void> {
   for (const item of cases) {
     const times: number[] = [];
     let status = 0;
-    let bytes = 0;
+    let body = Buffer.alloc(0);
     for (let run = 0; run < item.runs; run++) {
       const started = performance.now();
       const response = await fetch(`${url}${item.path}`);
-      bytes = (await response.arrayBuffer()).byteLength;
+      body = Buffer.from(await response.arrayBuffer());
       times.push(performance.now() - started);
       status = response.status;
     }
-    if (status !== 200) throw new Error(`${item.path}: HTTP ${status}`);
+    if (status !== 200) throw new Error(`${item.path}: HTTP ${status} ${body.toString().slice(0, 300)}`);
+    const answer = JSON.parse(body.toString()) as { data?: unknown[]; rows?: unknown[]; groups?: unknown[] };
+    const rows = answer.data ?? answer.rows ?? answer.groups;
+    const size = rows === undefined ? `${body.length} B` : `${rows.length} rows, ${body.length} B`;
     const median = percentile(times, 50).toFixed(1).padStart(8);
     const p95 = percentile(times, 95).toFixed(1).padStart(8);
-    console.log(
-      `${item.name.padEnd(52)} median ${median} ms   p95 ${p95} ms   (${item.runs} runs, ${bytes} B)`,
-    );
+    console.log(`${item.name.padEnd(52)} median ${median} ms   p95 ${p95} ms   (${item.runs} runs, ${size})`);
   }
 }
 
-/** Times one store read (the real store code, no HTTP): median and p95 of `runs`. */
-async function measureStore(
-  name: string,
-  runs: number,
-  read: () => Promise<unknown[] | unknown>,
-): Promise<void> {
-  const times: number[] = [];
-  let size = 0;
-  for (let run = 0; run < runs; run++) {
-    const started = performance.now();
-    const result = await read();
-    times.push(performance.now() - started);
-    size = Array.isArray(result) ? result.length : result === undefined ? 0 : 1;
-  }
-  if (size === 0) throw new Error(`${name}: nothing found`);
-  const median = percentile(times, 50).toFixed(1).padStart(8);
-  const p95 = percentile(times, 95).toFixed(1).padStart(8);
-  console.log(`${name.padEnd(52)} median ${median} ms   p95 ${p95} ms   (${runs} runs, ${size} rows)`);
-}
-
-/** The log's reads through the store's request log (Store.requestLog), as the log's routes call them. */
-async function timeLog(store: Store): Promise<void> {
-  const log = store.requestLog;
-  const page = { projectId: PROJECT, limit: 50 };
-  const iso = (ms: number) => new Date(ms).toISOString();
+/** The log's answers over HTTP (GET /svc/v1/attempts and /svc/v1/attempts/{id}). */
+async function timeLog(url: string): Promise<void> {
+  const iso = (ms: number) => new Date(ms).toISOString().replace('.000Z', 'Z');
+  const day = `from=${iso(END - 8 * DAY_MS)}&to=${iso(END - 7 * DAY_MS)}`;
+  const run = `run_${Math.floor(ATTEMPTS / BLOCK / 2 / 20) * 20}`;
+  const workUnit = `wku_${Math.floor(ATTEMPTS / BLOCK / 4 / 10) * 10}`;
+  // A deep keyset page: the cursor 15 days back (a client paging through half the month).
+  const deep = await fetch(`${url}/svc/v1/attempts?to=${iso(END - 15 * DAY_MS)}&limit=1`);
+  const cursor = encodeURIComponent(((await deep.json()) as { next_cursor: string }).next_cursor);
   const RUNS = 20;
-  await measureStore('log: first page (50)', RUNS, () => log.list(page));
-  await measureStore('log: key + 1-day range', RUNS, () =>
-    log.list({ ...page, keyId: 'key_7', from: iso(END - 8 * DAY_MS), to: iso(END - 7 * DAY_MS) }),
-  );
-  await measureStore('log: tag team=team-3', RUNS, () => log.list({ ...page, tags: { team: 'team-3' } }));
-  await measureStore('log: tags env=staging, feature=feature-7', RUNS, () =>
-    log.list({ ...page, tags: { env: 'staging', feature: 'feature-7' } }),
-  );
-  await measureStore('log: metadata customer=cust-42', RUNS, () =>
-    log.list({ ...page, metadata: { customer: 'cust-42' } }),
-  );
-  await measureStore('log: run_id', RUNS, () =>
-    log.list({ ...page, runId: `run_${Math.floor(ATTEMPTS / BLOCK / 2 / 20) * 20}` }),
-  );
-  await measureStore('log: work_unit_id', RUNS, () =>
-    log.list({ ...page, workUnitId: `wku_${Math.floor(ATTEMPTS / BLOCK / 4 / 10) * 10}` }),
-  );
-  await measureStore('log: outcome refused_upstream + http_status 429', RUNS, () =>
-    log.list({ ...page, outcome: 'refused_upstream', httpStatus: 429 }),
-  );
-  await measureStore('log: outcome unknown (0.5%), 1-day range', RUNS, () =>
-    log.list({ ...page, outcome: 'unknown', from: iso(END - 8 * DAY_MS), to: iso(END - 7 * DAY_MS) }),
-  );
-  // A deep keyset page: the position 15 days back (a client paging through half the month).
-  const deep = await log.list({ ...page, to: iso(END - 15 * DAY_MS), limit: 1 });
-  const after = { createdAt: deep[0]!.createdAt, id: deep[0]!.attemptId };
-  await measureStore('log: keyset page 15 days deep', RUNS, () => log.list({ ...page, after }));
-  await measureStore('log: keyset page 15 days deep, tag team=team-3', RUNS, () =>
-    log.list({ ...page, after, tags: { team: 'team-3' } }),
-  );
-  const detail = `att_${Math.floor(ATTEMPTS / 2 / 320) * 320}`;
-  await measureStore('log: one attempt (detail)', RUNS, () => log.get(PROJECT, detail));
+  const log = (name: string, query: string): Case => ({ name, path: `/svc/v1/attempts${query}`, runs: RUNS });
+  await measure(url, [
+    log('log: first page (50)', ''),
+    log('log: key_id + 1-day range', `?key_id=key_7&${day}`),
+    log('log: tag.team=team-3', '?tag.team=team-3'),
+    log('log: tag.env=staging & tag.feature=feature-7', '?tag.env=staging&tag.feature=feature-7'),
+    log('log: metadata.customer=cust-42', '?metadata.customer=cust-42'),
+    log('log: run_id', `?run_id=${run}`),
+    log('log: work_unit_id', `?work_unit_id=${workUnit}`),
+    log('log: outcome=refused_upstream & http_status=429', '?outcome=refused_upstream&http_status=429'),
+    log('log: outcome=unknown (0.5%) + 1-day range', `?outcome=unknown&${day}`),
+    log('log: alias + connection', '?alias=alias-3&connection=conn-1'),
+    log('log: keyset page 15 days deep', `?after=${cursor}`),
+    log('log: keyset page 15 days deep + tag.team', `?after=${cursor}&tag.team=team-3`),
+    log('log: one attempt (detail)', `/att_${Math.floor(ATTEMPTS / 2 / 320) * 320}`),
+  ]);
 }
 
 async function timeAll(store: Store): Promise<void> {
@@ -278,7 +247,6 @@ async function timeAll(store: Store): Promise<void> {
       enabled: true,
     },
   ]);
-  await timeLog(store);
   const folding = performance.now();
   await store.reports.fold();
   console.log(
@@ -286,6 +254,7 @@ async function timeAll(store: Store): Promise<void> {
   );
   const { app, url } = await server(store);
   try {
+    await timeLog(url);
     const iso = (ms: number) => new Date(ms).toISOString().replace('.000Z', 'Z');
     const range = `from=${iso(START)}&to=${iso(END)}`;
     const reports: Case[] = [
