@@ -357,23 +357,29 @@ export function attributeColumn(kind: AttributeKind): 'tags' | 'metadata' {
 }
 
 /**
- * The rollup rows of one attribute key, grouped by bucket and value: SQLite's audit_attribute_hourly
- * (kept by a trigger, keyed by state like audit_hourly) or PostgreSQL's (folded, unknown sums as
- * columns). Only attempts that carry the key are in it, and it has no dimensions (alias, ...).
+ * Rows of audit_attribute_hourly for one key (`kind`, `name`), grouped by bucket and value (or by
+ * bucket alone for PostgreSQL's per-hour totals, kind 'all'): SQLite's (kept by a trigger, keyed by
+ * state like audit_hourly) or PostgreSQL's (folded, unknown sums as columns). No dimensions.
  */
-function attributeRollupSql(dialect: Dialect, query: SpendQuery, attribute: AttributeRef): Statement {
+function attributeRollupSql(
+  dialect: Dialect,
+  query: SpendQuery,
+  kind: AttributeKind | 'all',
+  name: string,
+): Statement {
   assertWholeHours(query);
   if (query.dimensions.length > 0) throw new Error('the attribute rollup has no dimensions');
   const bucket =
     dialect === 'sqlite' ? sqliteBucket('hour', query.bucket) : postgresBucket('hour', query.bucket);
-  const columns = attributeColumns(query, bucket, 'value');
+  const columns = kind === 'all' ? groupColumns([], bucket) : attributeColumns(query, bucket, 'value');
+  const select = columns.length === 0 ? '' : `${columns.join(', ')}, `;
   const sums = dialect === 'sqlite' ? SPEND_SUMS.rolledUp : SPEND_SUMS.facts;
   const hours =
     dialect === 'sqlite' ? [hourKey(query.fromIso), hourKey(query.toIso)] : [query.fromIso, query.toIso];
   return {
-    sql: `SELECT ${columns.join(', ')}, ${sums} FROM audit_attribute_hourly
+    sql: `SELECT ${select}${sums} FROM audit_attribute_hourly
       WHERE project_id = ? AND kind = ? AND name = ? AND hour >= ? AND hour < ?${groupBy(columns)} ORDER BY ${orderBy(columns)}`,
-    values: [query.projectId, attribute.kind, attribute.name, ...hours],
+    values: [query.projectId, kind, name, ...hours],
   };
 }
 
@@ -410,27 +416,40 @@ export function attributeAuditSql(dialect: Dialect, query: SpendQuery, attribute
 
 /** SQLite: the attribute's rollup rows; the adapter adds the group without it (report-rows.ts). */
 export function sqliteAttributeSpendSql(query: SpendQuery, attribute: AttributeRef): Statement {
-  return attributeRollupSql('sqlite', query, attribute);
+  return attributeRollupSql('sqlite', query, attribute.kind, attribute.name);
 }
 
 /**
- * PostgreSQL: the attribute's rollup rows and the audit rows above its own watermark
- * (`audit_attributes`) that carry the key, to run in the same snapshot as postgresSpendSql's two
- * statements (the totals the group without the attribute is taken from).
+ * PostgreSQL, in one snapshot: the attribute's rollup rows and the audit rows above the rollup's
+ * own watermark (`audit_attributes`) that carry the key; and the same rollup's per-hour totals of
+ * every attempt (kind 'all') with the audit rows above that watermark, from which the group
+ * without the key is taken. Both from one rollup and one watermark, so they agree; neither reads
+ * audit_hourly, whose rows grow with every alias x connection x model x key of an hour.
  */
 export function postgresAttributeSpendSql(
   query: SpendQuery,
   attribute: AttributeRef,
-): { rollup: Statement; tail: Statement } {
+): { attributed: { rollup: Statement; tail: Statement }; totals: { rollup: Statement; tail: Statement } } {
   const value = `${attributeColumn(attribute.kind)} ->> CAST(? AS TEXT)`;
   const columns = attributeColumns(query, postgresBucket('created_at', query.bucket), value);
+  const totalColumns = groupColumns([], postgresBucket('created_at', query.bucket));
+  const totalSelect = totalColumns.length === 0 ? '' : `${totalColumns.join(', ')}, `;
+  const tail = `FROM audit WHERE project_id = ? AND sequence > ${watermarkSql('audit_attributes')}
+    AND created_at >= ? AND created_at < ?`;
   return {
-    rollup: attributeRollupSql('postgres', query, attribute),
-    tail: {
-      sql: `SELECT ${columns.join(', ')}, ${AUDIT_SUMS}
-        FROM audit WHERE project_id = ? AND sequence > ${watermarkSql('audit_attributes')}
-          AND created_at >= ? AND created_at < ? AND ${value} IS NOT NULL${groupBy(columns)}`,
-      values: [attribute.name, query.projectId, query.fromIso, query.toIso, attribute.name],
+    attributed: {
+      rollup: attributeRollupSql('postgres', query, attribute.kind, attribute.name),
+      tail: {
+        sql: `SELECT ${columns.join(', ')}, ${AUDIT_SUMS} ${tail} AND ${value} IS NOT NULL${groupBy(columns)}`,
+        values: [attribute.name, query.projectId, query.fromIso, query.toIso, attribute.name],
+      },
+    },
+    totals: {
+      rollup: attributeRollupSql('postgres', query, 'all', ''),
+      tail: {
+        sql: `SELECT ${totalSelect}${AUDIT_SUMS} ${tail}${groupBy(totalColumns)}`,
+        values: [query.projectId, query.fromIso, query.toIso],
+      },
     },
   };
 }

@@ -3,9 +3,11 @@
  * grouped by a tag or a metadata key (and day or hour) reads rollup rows, not 30 days of audit rows.
  * - audit_attribute_hourly: per (Project, kind 'tag' | 'metadata', key, UTC hour of reservation,
  *   value): the spend report's figures over the attempts that carry that key with that value. An
- *   attempt adds to one row per tag and per metadata key it carries; one without attributes adds
- *   nothing (the group without a key is the hour's total from audit_hourly minus the key's values,
- *   store/report-rows.ts withUnattributed). Not keyed by alias, connection, model or Gateway Key:
+ *   attempt adds to one row per tag and per metadata key it carries, and to its hour's total
+ *   (kind 'all', key and value ''): the group without a key is that total minus the key's values
+ *   (store/report-rows.ts withUnattributed), read from this one rollup at its one watermark (not
+ *   from audit_hourly, whose rows grow with every alias x connection x model x key of an hour).
+ *   Not keyed by alias, connection, model or Gateway Key:
  *   with them the rollup would hold about as many rows as the trail (docs/reports.md); a report
  *   grouped by an attribute AND one of them reads the audit rows of its range.
  * - Folded at read time like audit_hourly (report-fold.ts), under its own watermark
@@ -17,7 +19,7 @@ export const POSTGRES_MIGRATION_ATTRIBUTE_ROLLUP = {
   sql: `
 CREATE TABLE audit_attribute_hourly (
   project_id TEXT NOT NULL,
-  kind TEXT NOT NULL CHECK (kind IN ('tag', 'metadata')),
+  kind TEXT NOT NULL CHECK (kind IN ('tag', 'metadata', 'all')),
   name TEXT NOT NULL,
   hour TIMESTAMPTZ NOT NULL,
   value TEXT NOT NULL,

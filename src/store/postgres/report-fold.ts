@@ -76,7 +76,7 @@ const SOURCES: Record<FoldSourceName, FoldSource> = {
       ON CONFLICT (${KEY}) DO UPDATE SET ${added(AUDIT_SUMS)}`,
   },
   // Migration 14: each attempt adds to one row per tag and per metadata key it carries, per
-  // (Project, kind, key, hour, value); attempts without attributes add nothing. Its own watermark.
+  // (Project, kind, key, hour, value), and to its hour's total (kind 'all'). Its own watermark.
   audit_attributes: {
     table: 'audit',
     id: 'sequence',
@@ -95,6 +95,8 @@ const SOURCES: Record<FoldSourceName, FoldSource> = {
         SELECT 'tag' AS kind, key AS name, value FROM jsonb_each_text(${objectOrNull('a.tags')})
         UNION ALL
         SELECT 'metadata', key, value FROM jsonb_each_text(${objectOrNull('a.metadata')})
+        UNION ALL
+        SELECT 'all', '', ''
       ) AS attribute
       WHERE a.sequence > $1 AND a.sequence <= $2
       GROUP BY 1, 2, 3, 4, 5

@@ -128,15 +128,17 @@ export class PostgresReports implements ReportsRepository {
       return rows.map(withBucketTime).map(spendFromRow).filter(nonEmpty);
     }
     // A fold only shortens the raw tail the report reads; the figures are exact either way.
-    await this.folder.fold('audit');
-    if (attribute !== null) await this.folder.fold('audit_attributes');
-    const totals = postgresSpendSql(query);
-    const attributed = attribute === null ? null : postgresAttributeSpendSql(query, attribute);
-    // Every statement in one snapshot: each rollup plus the raw rows above its own watermark.
+    await this.folder.fold(attribute === null ? 'audit' : 'audit_attributes');
+    const statements =
+      attribute === null
+        ? { totals: postgresSpendSql(query), attributed: null }
+        : postgresAttributeSpendSql(query, attribute);
+    // Every statement in one snapshot: each rollup plus the raw rows above its watermark.
     const read = async (client: pg.PoolClient, statement: Statement) =>
       (await client.query<Row>({ ...statementOf(statement), types: FIGURES_AS_NUMBERS })).rows
         .map(withBucketTime)
         .map(spendFromRow);
+    const { totals, attributed } = statements;
     const [rollup, tail, attributeRollup, attributeTail] = await this.snapshot(async (client) => [
       await read(client, totals.rollup),
       await read(client, totals.tail),
