@@ -462,14 +462,21 @@ export function postgresAttributeSpendSql(
  */
 export function workUnitTagSpendSql(dialect: Dialect, query: WorkUnitSpendQuery, tag: string): Statement {
   const head = dialect === 'sqlite' ? 'o.is_head = 1' : 'o.is_head';
+  // PostgreSQL: each Run's attempts through audit(run_id, ...) (LATERAL), as the Runs of a period
+  // are a small share of the trail; a plain join lets the planner scan the whole audit table.
+  const attempts =
+    dialect === 'postgres'
+      ? `LEFT JOIN LATERAL (SELECT tags ->> CAST(? AS TEXT) AS attribute, SUM(cost) AS cost,
+          SUM(CASE WHEN ${UNKNOWN_ATTEMPT_SQL} THEN 1 ELSE 0 END) AS unknown
+          FROM audit WHERE run_id = r.id GROUP BY 1) a ON true`
+      : `LEFT JOIN (SELECT run_id, tags ->> CAST(? AS TEXT) AS attribute, cost,
+          CASE WHEN ${UNKNOWN_ATTEMPT_SQL} THEN 1 ELSE 0 END AS unknown FROM audit) a ON a.run_id = r.id`;
   return {
-    sql: `SELECT w.id AS work_unit_id, a.tags ->> CAST(? AS TEXT) AS attribute,
-        COALESCE(SUM(a.cost), 0) AS spend,
-        COALESCE(SUM(CASE WHEN ${UNKNOWN_ATTEMPT_SQL} THEN 1 ELSE 0 END), 0) AS unknown_attempts,
-        o.value AS head_value, o.provisional AS head_provisional
+    sql: `SELECT w.id AS work_unit_id, a.attribute AS attribute, COALESCE(SUM(a.cost), 0) AS spend,
+        COALESCE(SUM(a.unknown), 0) AS unknown_attempts, o.value AS head_value, o.provisional AS head_provisional
       FROM work_units w
       LEFT JOIN runs r ON r.work_unit_id = w.id
-      LEFT JOIN audit a ON a.run_id = r.id
+      ${attempts}
       LEFT JOIN outcomes o ON o.work_unit_id = w.id AND o.definition_id = ? AND ${head}
       WHERE w.project_id = ? AND w.created_at >= ? AND w.created_at < ?
       GROUP BY w.id, 2, o.value, o.provisional
