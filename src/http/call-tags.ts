@@ -1,7 +1,7 @@
 /**
  * The `Svc-Tags` header of a model call (governance/attributes.ts holds its limits): parsed once,
  * after authentication and before anything is reserved, onto the request's record, from which each
- * attempt's reservation takes it (ledger/ledger.ts attributionOf). A bad header is a 400
+ * attempt's reservation takes it (ledger/attribution.ts attributionOf). A bad header is a 400
  * invalid_request naming `svc-tags`, rendered in the endpoint's own dialect.
  */
 import type { FastifyRequest } from 'fastify';

@@ -39,7 +39,14 @@ import type { RequestRecord } from '../observability/request-scope.js';
 import { NotSentError, UpstreamFailure, type UpstreamResponse } from '../primitives/shared/upstream-call.js';
 import { BackgroundAttempt, type BackgroundLedger } from './background-attempt.js';
 import type { Attempt, AttemptPlan, Ledger } from './ledger.js';
-import type { HeldResult, RefusalInfo, StreamReader, UpstreamExchange } from './upstream-exchange.js';
+import type {
+  AnswerSeen,
+  HeldResult,
+  RefusalInfo,
+  StreamReader,
+  UpstreamExchange,
+} from './upstream-exchange.js';
+import { upstreamRequestIdOf } from './upstream-request-id.js';
 
 export type {
   HeldResult,
@@ -82,8 +89,8 @@ export type CallResult<Answer> = { ok: true; answer: Answer; attemptId: string }
 export type StreamResult = { ok: true; frames: AsyncGenerator<string>; attemptId: string } | FailedAttempt;
 
 type Opened =
-  | { ok: true; response: UpstreamResponse }
-  | { ok: false; error: GatewayError; retryable: boolean; settlement: Settlement }
+  | { ok: true; response: UpstreamResponse; seen: AnswerSeen }
+  | { ok: false; error: GatewayError; retryable: boolean; settlement: Settlement; seen?: AnswerSeen }
   | { ok: false; aborted: true };
 
 /**
@@ -325,18 +332,27 @@ export class AttemptRunner {
         error: opened.error,
         settlement: opened.settlement,
         retryable: opened.retryable,
+        seen: opened.seen,
       };
     }
     const read = await this.read(exchange, opened.response);
+    const { seen } = opened;
     if (read.kind === 'failed') {
       if (read.aborted) return { kind: 'aborted' };
-      return { kind: 'failed', error: read.error, settlement: read.settlement, retryable: read.retryable };
+      return {
+        kind: 'failed',
+        error: read.error,
+        settlement: read.settlement,
+        retryable: read.retryable,
+        seen,
+      };
     }
     return {
       kind: 'answered',
       answer: read.answer,
       settlement: read.settlement,
       responseModel: read.responseModel ?? null,
+      seen,
     };
   }
 
@@ -384,12 +400,14 @@ export class AttemptRunner {
       };
     }
     attempt?.firstByte(response.headers);
-    if (response.status >= 200 && response.status < 300) return { ok: true, response };
+    const seen = { atMs: this.ledger.clock.now(), upstreamRequestId: upstreamRequestIdOf(response.headers) };
+    if (response.status >= 200 && response.status < 300) return { ok: true, response, seen };
     const info = exchange.refusal(response.status, await readErrorBody(response), response.headers);
     return {
       ok: false,
       error: refusalError(info),
       retryable: info.retryable,
+      seen,
       settlement: Settlement.refusedUpstream(
         response.status,
         response.status >= 500 ? 'http_5xx' : `http_${response.status}`,

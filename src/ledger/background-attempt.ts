@@ -69,7 +69,7 @@ import { isoTime } from '../lib/clock.js';
 import type { Settlement, SettlementOutcome } from '../money/settlement.js';
 import type { RequestRecord } from '../observability/request-scope.js';
 import { type Ledger, stateOf } from './ledger.js';
-import type { HeldResult, UpstreamExchange } from './upstream-exchange.js';
+import type { AnswerSeen, HeldResult, UpstreamExchange } from './upstream-exchange.js';
 
 /** Never sent: released as not_sent, 0 charged; each reason's error type. */
 const WITHDRAWN = {
@@ -109,15 +109,26 @@ export class SentCall {
 }
 
 /** What each sent call's classification implies: its settlement and the model its answer named. */
-const endings = new WeakMap<SentCall, { settlement: Settlement; responseModel: string | null }>();
+interface Ending {
+  settlement: Settlement;
+  responseModel: string | null;
+  /** When its answer arrived and the upstream's request id (the request log's timings and id). */
+  seen: AnswerSeen | undefined;
+}
 
-function sentCall(settlement: Settlement, responseModel: string | null): SentCall {
+const endings = new WeakMap<SentCall, Ending>();
+
+function sentCall(
+  settlement: Settlement,
+  responseModel: string | null,
+  seen: AnswerSeen | undefined,
+): SentCall {
   const sent = new SentCall();
-  endings.set(sent, { settlement, responseModel });
+  endings.set(sent, { settlement, responseModel, seen });
   return sent;
 }
 
-function endingOf(sent: SentCall): { settlement: Settlement; responseModel: string | null } {
+function endingOf(sent: SentCall): Ending {
   const ending = endings.get(sent);
   if (!ending) throw new Error('not a call sent through BackgroundAttempt.send');
   return ending;
@@ -181,7 +192,7 @@ export class BackgroundAttempt {
         return {
           kind: 'answered',
           answer: result.answer,
-          sent: sentCall(result.settlement, result.responseModel),
+          sent: sentCall(result.settlement, result.responseModel, result.seen),
         };
       case 'failed':
         return {
@@ -189,7 +200,7 @@ export class BackgroundAttempt {
           error: result.error,
           retryable: result.retryable,
           errorType: result.settlement.errorType,
-          sent: sentCall(result.settlement, null),
+          sent: sentCall(result.settlement, null, result.seen),
         };
       default: {
         const never: never = result;
@@ -201,8 +212,8 @@ export class BackgroundAttempt {
   /** The call (or the batch) ended: charged as it was classified, or at the batch results' cost. */
   async finish(ended: SentCall | BatchResults): Promise<void> {
     if (ended instanceof SentCall) {
-      const { settlement, responseModel } = endingOf(ended);
-      await this.settle(settlement, responseModel);
+      const { settlement, responseModel, seen } = endingOf(ended);
+      await this.settle(settlement, responseModel, seen);
       return;
     }
     await this.settle({
@@ -216,7 +227,8 @@ export class BackgroundAttempt {
 
   /** The upstream answered but its answer could not be kept: charged as the call ended (its usage). */
   async answerLost(sent: SentCall): Promise<void> {
-    await this.settle(endingOf(sent).settlement);
+    const { settlement, seen } = endingOf(sent);
+    await this.settle(settlement, null, seen);
   }
 
   /** The upstream rejected or failed the batch: refused_upstream, nothing charged. */
@@ -236,7 +248,11 @@ export class BackgroundAttempt {
   }
 
   /** Settles by id; idempotent in the store (the first settlement wins and alone is reported). */
-  private async settle(settlement: Settlement, responseModel: string | null = null): Promise<void> {
+  private async settle(
+    settlement: Settlement,
+    responseModel: string | null = null,
+    seen?: AnswerSeen,
+  ): Promise<void> {
     const { ledger } = this.lent;
     const now = ledger.clock.now();
     await ledger.persistHeldSettlement(
@@ -249,6 +265,8 @@ export class BackgroundAttempt {
         httpStatus: settlement.httpStatus,
         durationMs: Math.max(0, now - this.createdAt),
         settledAt: isoTime(now),
+        firstByteMs: seen ? Math.max(0, seen.atMs - this.createdAt) : null,
+        upstreamRequestId: seen?.upstreamRequestId ?? null,
       },
       now + ledger.settings.leaseMs,
       settlement.errorType,

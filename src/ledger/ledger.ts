@@ -14,7 +14,7 @@ import type { Logger } from 'pino';
 import { findProfile } from '../catalogue/profiles.js';
 import { GatewayError, ReservationUnavailableError, StoreUnavailableError } from '../errors/gateway-error.js';
 import { type Clock, isoTime } from '../lib/clock.js';
-import { newId, newTimeOrderedId, randomBase32 } from '../lib/ids.js';
+import { newTimeOrderedId, randomBase32 } from '../lib/ids.js';
 import type { RateTicket } from '../limits/inference-limits.js';
 import type { Settlement, SettlementOutcome } from '../money/settlement.js';
 import type { SpendCaps } from '../money/spend-caps.js';
@@ -34,7 +34,7 @@ import type {
   SettleInput,
   Store,
 } from '../store/port.js';
-import type { LoggedAttempt } from '../store/request-log-port.js';
+import { attributionOf } from './attribution.js';
 import { InDoubtReservations } from './in-doubt.js';
 import { upstreamRequestIdOf } from './upstream-request-id.js';
 
@@ -57,51 +57,6 @@ export interface AttemptPlan extends AttemptLabels {
    * read from `request` at reservation.
    */
   attribution?: AttemptAttribution | undefined;
-}
-
-/**
- * The attribution of a background fallback: the attempt that failed before it (as the log read it
- * back) becomes the last of its route's tried targets; call, tags and trace carry over.
- */
-export function attributionAfter(previous: LoggedAttempt, failure: string): AttemptAttribution {
-  const route = previous.route ?? { index: 0, tried: [], skipped: [] };
-  return {
-    callId: previous.callId,
-    tags: previous.tags,
-    traceId: previous.traceId,
-    route: {
-      index: route.tried.length + 1,
-      tried: [
-        ...route.tried,
-        {
-          attempt_id: previous.attemptId,
-          connection: previous.connection,
-          outcome: previous.outcome ?? 'unknown',
-          error: failure,
-        },
-      ],
-      skipped: route.skipped,
-    },
-  };
-}
-
-/**
- * What the log keeps of the client request an attempt serves, as it stands when the attempt is
- * reserved: the request's call id (made by its first attempt), its tags, the targets routing
- * skipped and the attempts that failed before this one, and its trace.
- */
-export function attributionOf(request: RequestRecord): AttemptAttribution {
-  request.callId ??= newId('call');
-  return {
-    callId: request.callId,
-    tags: request.tags,
-    route: {
-      index: request.routeTried.length,
-      tried: [...request.routeTried],
-      skipped: [...request.routeSkipped],
-    },
-    traceId: request.traceId,
-  };
 }
 
 function refusalReason(error: unknown): RefusalReason {

@@ -57,8 +57,26 @@ export interface UpstreamExchange<Answer> {
   stream?(response: UpstreamResponse): StreamReader;
 }
 
+/** When the answer's headers arrived (clock ms) and the upstream's request id, for the request log. */
+export interface AnswerSeen {
+  atMs: number;
+  upstreamRequestId: string | null;
+}
+
 /** A background call's result, before its job settles it (background-attempt.ts). */
 export type HeldResult<Answer> =
-  | { kind: 'answered'; answer: Answer; settlement: Settlement; responseModel: string | null }
-  | { kind: 'failed'; error: GatewayError; settlement: Settlement; retryable: boolean }
+  | {
+      kind: 'answered';
+      answer: Answer;
+      settlement: Settlement;
+      responseModel: string | null;
+      seen?: AnswerSeen | undefined;
+    }
+  | {
+      kind: 'failed';
+      error: GatewayError;
+      settlement: Settlement;
+      retryable: boolean;
+      seen?: AnswerSeen | undefined;
+    }
   | { kind: 'aborted' };

@@ -87,6 +87,8 @@ describe('traces', () => {
       'svc.cost_micros_usd': served.costMicrosUsd,
       'gen_ai.usage.output_tokens': served.usage!.outputTokens,
     });
+    // The request log names the trace of both attempts.
+    expect(audit.map((entry) => entry.traceId)).toEqual([INBOUND_TRACE, INBOUND_TRACE]);
     // Each upstream received the traceparent of its own attempt span.
     const upstream = gateway.simulator.requests({ model: 'up-second' }).at(-1)!;
     expect(upstream.headers.traceparent).toBe(`00-${INBOUND_TRACE}-${idOf(second)}-01`);

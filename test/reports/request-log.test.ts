@@ -11,7 +11,7 @@ import addFormats from 'ajv-formats';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { LoggedAttemptList, LoggedAttemptSchema } from '../../src/reports/request-log-schemas.js';
 import { describeEachStore, expectSvcError, type Json } from '../governance/support.js';
-import { Governance, messageBody, postMessages } from '../messages/support.js';
+import { eventually, Governance, messageBody, postMessages } from '../messages/support.js';
 import { call } from '../support/gateway.js';
 import { type SimulatedGateway, startSimulatedGateway } from '../support/simulated-gateway.js';
 
@@ -55,7 +55,10 @@ describeEachStore('request log', (kind) => {
       calls[name] = { attemptId: answer.headers.get('svc-attempt-id')!, status: answer.status };
     };
     await messages('plain', `m:${DIRECT}`, {});
-    await messages('tagged', `m:${DIRECT}`, { 'svc-tags': ' team=search , feature=auto.complete:v2 ' });
+    await messages('tagged', `m:${DIRECT}`, {
+      'svc-tags': ' team=search , feature=auto.complete:v2 ',
+      traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01',
+    });
     await messages('withRun', `m:${DIRECT}`, { 'x-svc-run-id': run.id, 'svc-tags': 'team=ads' });
     gateway.simulator.setBehaviour({ status: 500 }, { model: 'up-first', times: 1 });
     await messages('fallback', 'fallback', { 'x-svc-run-id': run.id });
@@ -136,9 +139,17 @@ describeEachStore('request log', (kind) => {
     expect(body.timings.total_ms).toBeGreaterThanOrEqual(body.timings.first_byte_ms);
     expect(body.upstream_request_id).toMatch(/^req_/);
     const plain = (await get(`/svc/v1/attempts/${calls.plain!.attemptId}`)).body;
-    expect(plain).toMatchObject({ run_id: null, work_unit_id: null, tags: null, metadata: null });
+    expect(plain).toMatchObject({
+      run_id: null,
+      work_unit_id: null,
+      tags: null,
+      metadata: null,
+      trace_id: null,
+    });
     const tagged = (await get(`/svc/v1/attempts/${calls.tagged!.attemptId}`)).body;
     expect(tagged.tags).toEqual({ team: 'search', feature: 'auto.complete:v2' });
+    // Tracing off: the inbound traceparent's trace id.
+    expect(tagged.trace_id).toBe('0af7651916cd43dd8448eb211c80319c');
   });
 
   it('filters by every column, tag and metadata, and pages by keyset', async () => {
@@ -181,6 +192,35 @@ describeEachStore('request log', (kind) => {
       cursor = page.next_cursor;
     } while (cursor !== null);
     expect(paged).toEqual(all);
+  });
+
+  it('shows an attempt in flight as reserved in the list and the detail, then as settled', async () => {
+    gateway.simulator.setBehaviour({ latencyMs: 1500 }, { model: `up-${DIRECT}`, times: 1 });
+    const pending = postMessages(gateway.url, key, messageBody(`m:${DIRECT}`), {
+      'svc-tags': 'phase=flight',
+    });
+    const open = await eventually(async () => {
+      const page = await get('/svc/v1/attempts?tag.phase=flight');
+      return (page.body.data as Json[]).find((attempt) => attempt.state === 'reserved');
+    });
+    expect(open).toMatchObject({
+      outcome: null,
+      cost_micros_usd: null,
+      settled_at: null,
+      usage: null,
+      timings: { total_ms: null },
+      tags: { phase: 'flight' },
+    });
+    expect(validAttempt(open), JSON.stringify(validAttempt.errors)).toBe(true);
+    expect((await get(`/svc/v1/attempts/${open.id}`)).body.state).toBe('reserved');
+    expect(await listIds('outcome=completed&tag.phase=flight')).toEqual([]);
+    const answer = await pending;
+    expect(answer.headers.get('svc-attempt-id')).toBe(open.id);
+    expect((await get(`/svc/v1/attempts/${open.id}`)).body).toMatchObject({
+      state: 'settled',
+      outcome: 'completed',
+    });
+    expect(await listIds('tag.phase=flight')).toEqual([open.id]);
   });
 
   it("answers another Project's attempt as unknown, and needs governance:read", async () => {

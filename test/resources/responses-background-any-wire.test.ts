@@ -171,6 +171,9 @@ describe('background responses on aliases of other wires', () => {
     // The job's fallback serves the same client request: its call, its tags, the failed attempt tried.
     expect(second).toMatchObject({ callId: first.callId, tags: { team: 'jobs' } });
     expect(first.callId).toMatch(/^call_/);
+    expect(second.upstreamRequestId).toMatch(/^req_/);
+    expect(second.firstByteMs).toBeGreaterThanOrEqual(0);
+    expect(second.firstByteMs).toBeLessThanOrEqual(second.durationMs);
     expect(second.route?.tried.map((tried) => [tried.attempt_id, tried.outcome])).toEqual([
       [first.attemptId, 'refused_upstream'],
     ]);

@@ -23,8 +23,8 @@ import {
   messagesExchange,
 } from '../../gateway/messages/upstream-attempt.js';
 import type { AttemptRunner } from '../../ledger/attempt-runner.js';
+import { attributionAfter } from '../../ledger/attribution.js';
 import type { BackgroundAttempt, BackgroundEnd, SentCall } from '../../ledger/background-attempt.js';
-import { attributionAfter } from '../../ledger/ledger.js';
 import { type Clock, unixSeconds } from '../../lib/clock.js';
 import { canonicalToResponsesResponse } from '../../primitives/responses/outbound-response.js';
 import type { DeferredResponseRecord } from '../../store/deferred-responses-port.js';
