@@ -2,6 +2,7 @@
 import type Database from 'better-sqlite3';
 import { SQLITE_FILES_MIGRATION } from './files-migration.js';
 import { SQLITE_MIGRATION_ATTEMPTS_RESERVED } from './migration-attempts-reserved.js';
+import { SQLITE_MIGRATION_ATTRIBUTE_ROLLUP } from './migration-attribute-rollup.js';
 import { SQLITE_MIGRATION_CHECKS_WITHOUT_IN_LISTS } from './migration-checks-without-in-lists.js';
 import { SQLITE_MIGRATION_EVENTS } from './migration-events.js';
 import { SQLITE_MIGRATION_JOBS_RESOURCES } from './migration-jobs-resources.js';
@@ -176,4 +177,5 @@ CREATE TRIGGER audit_append_only_delete BEFORE DELETE ON audit BEGIN SELECT RAIS
   SQLITE_MIGRATION_REQUEST_LOG,
   SQLITE_MIGRATION_EVENTS,
   SQLITE_MIGRATION_WEBHOOKS,
+  SQLITE_MIGRATION_ATTRIBUTE_ROLLUP,
 ];
