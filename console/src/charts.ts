@@ -5,8 +5,26 @@ import { usd } from './format.js';
 const PALETTE = ['#2f6fd0', '#f0a020', '#2e9e6a', '#c0392b', '#8e5cc2', '#16a2b8', '#7a8797', '#d35fa0'];
 export const colour = (index: number) => PALETTE[index % PALETTE.length]!;
 
+/** The chart's width: its card's content box (the card's padding is 16 px, 12 px on a phone). */
 function width(target: HTMLElement): number {
-  return Math.max(320, target.clientWidth - 32);
+  const style = getComputedStyle(target);
+  const padding = Number.parseFloat(style.paddingLeft) + Number.parseFloat(style.paddingRight);
+  return Math.max(200, Math.floor(target.clientWidth - padding));
+}
+
+/** Keeps a chart as wide as its card when the window (a phone turned, a resized tab) changes. */
+function fitted(chart: uPlot, target: HTMLElement): uPlot {
+  let last = width(target);
+  const observer = new ResizeObserver(() => {
+    if (!chart.root.isConnected) return observer.disconnect();
+    const next = width(target);
+    if (next !== last) {
+      last = next;
+      chart.setSize({ width: next, height: chart.height });
+    }
+  });
+  observer.observe(target);
+  return chart;
 }
 
 /** Stacked bars per time bucket: `series` values are drawn on top of each other; the legend shows each series' own value. */
@@ -25,7 +43,7 @@ export function stackedChart(
   const order = series.map((_, index) => index).reverse();
   const bars = uPlot.paths.bars!({ size: [0.7, 48] });
   const format = (value: number) => (money ? usd(Math.round(value)) : String(Math.round(value)));
-  return new uPlot(
+  const chart = new uPlot(
     {
       width: width(target),
       height: 260,
@@ -58,6 +76,7 @@ export function stackedChart(
     [times, ...order.map((index) => stacked[index]!)],
     target,
   );
+  return fitted(chart, target);
 }
 
 /** Grouped bars over categories (x = 0..n-1, labelled). */
@@ -70,7 +89,7 @@ export function barChart(
   const bars = series.map((_, index) =>
     uPlot.paths.bars!({ size: [0.8 / series.length, 80], align: index === 0 ? -1 : 1 }),
   );
-  return new uPlot(
+  const chart = new uPlot(
     {
       width: width(target),
       height: 260,
@@ -95,4 +114,5 @@ export function barChart(
     [x, ...series.map((one) => one.values)],
     target,
   );
+  return fitted(chart, target);
 }

@@ -1,7 +1,7 @@
 /** Overview: spend over time stacked by alias or connection, the period's totals, and refusals. */
 import { get, type Json } from './api.js';
 import { stackedChart } from './charts.js';
-import { h, notice } from './dom.js';
+import { h, notice, scrollBox } from './dom.js';
 import { count, usd } from './format.js';
 import { type Period, periodPicker, rangeOf } from './period.js';
 
@@ -115,28 +115,30 @@ function breakdown(rows: Json[], by: Dimension, names: string[]): HTMLElement {
     'div',
     { class: 'card' },
     h('h2', {}, `By ${by}`),
-    h(
-      'table',
-      {},
+    scrollBox(
       h(
-        'tr',
+        'table',
         {},
-        h('th', {}, by),
-        ...['calls', 'input tokens', 'output tokens', 'committed', 'unknown', 'refused'].map((label) =>
-          h('th', { class: 'num' }, label),
-        ),
-      ),
-      ...names.map((name) =>
         h(
           'tr',
           {},
-          h('td', {}, name),
-          h('td', { class: 'num' }, count(sum(name, 'calls'))),
-          h('td', { class: 'num' }, count(sum(name, 'input_tokens'))),
-          h('td', { class: 'num' }, count(sum(name, 'output_tokens'))),
-          h('td', { class: 'num' }, usd(sum(name, 'committed_micros_usd'))),
-          h('td', { class: 'num' }, count(sum(name, 'unknown_attempts'))),
-          h('td', { class: 'num' }, count(sum(name, 'refused_reservations'))),
+          h('th', {}, by),
+          ...['calls', 'input tokens', 'output tokens', 'committed', 'unknown', 'refused'].map((label) =>
+            h('th', { class: 'num' }, label),
+          ),
+        ),
+        ...names.map((name) =>
+          h(
+            'tr',
+            {},
+            h('td', {}, name),
+            h('td', { class: 'num' }, count(sum(name, 'calls'))),
+            h('td', { class: 'num' }, count(sum(name, 'input_tokens'))),
+            h('td', { class: 'num' }, count(sum(name, 'output_tokens'))),
+            h('td', { class: 'num' }, usd(sum(name, 'committed_micros_usd'))),
+            h('td', { class: 'num' }, count(sum(name, 'unknown_attempts'))),
+            h('td', { class: 'num' }, count(sum(name, 'refused_reservations'))),
+          ),
         ),
       ),
     ),

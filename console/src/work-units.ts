@@ -1,6 +1,6 @@
 /** Work Units: a paged list, and one Work Unit with its Runs (budget bars), their attempts and its Outcomes. */
 import { all, get, type Json } from './api.js';
-import { h, notice } from './dom.js';
+import { h, notice, scrollBox } from './dom.js';
 import { count, shortTime, usd } from './format.js';
 
 export async function workUnitList(root: HTMLElement, status: string) {
@@ -30,10 +30,11 @@ export async function workUnitList(root: HTMLElement, status: string) {
       return option;
     }),
   );
+  const box = scrollBox(table);
   root.replaceChildren(
     h('h1', {}, 'Work Units'),
     h('div', { class: 'toolbar' }, filter, h('span', { class: 'muted' }, 'newest first')),
-    table,
+    box,
     more,
   );
   let cursor: string | null = null;
@@ -64,7 +65,7 @@ export async function workUnitList(root: HTMLElement, status: string) {
     cursor = page.next_cursor;
     more.hidden = !page.has_more;
     if (table.rows.length === 1) {
-      table.replaceWith(
+      box.replaceWith(
         notice(
           'empty',
           'No Work Units yet.',
@@ -109,7 +110,7 @@ export async function workUnitDetail(root: HTMLElement, id: string) {
           'No Outcome reported yet.',
           `Report one with POST /svc/v1/work-units/${unit.id}/outcomes (scope outcome:write).`,
         )
-      : outcomeTable(outcomes),
+      : scrollBox(outcomeTable(outcomes)),
   );
 }
 
