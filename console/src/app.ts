@@ -1,10 +1,12 @@
 /**
  * The svc gateway console: sign in with a Gateway Key (governance:read), then hash-routed views
- * (#/overview, #/work-units, #/work-units/<id>, #/cost-per-outcome). Plain DOM; charts by uPlot.
+ * (#/overview, #/work-units, #/work-units/<id>, #/cost-per-outcome, #/requests, #/requests/<id>,
+ * #/keys). The Keys link shows only for a key with keys:admin. Plain DOM; charts by uPlot.
  */
-import { explain, forgetKey, get, storedKey, storeKey } from './api.js';
+import { ApiError, explain, forgetKey, get, storedKey, storeKey } from './api.js';
 import { costPerOutcome } from './cost-per-outcome.js';
 import { h, mount, notice } from './dom.js';
+import { canManageKeys, keysPage } from './keys.js';
 import { overview } from './overview.js';
 import type { Period } from './period.js';
 import { workUnitDetail, workUnitList } from './work-units.js';
@@ -12,6 +14,9 @@ import { workUnitDetail, workUnitList } from './work-units.js';
 const app = document.getElementById('app')!;
 const nav = document.getElementById('nav')!;
 const who = document.getElementById('who')!;
+const keysLink = nav.querySelector<HTMLElement>('a[data-view=keys]')!;
+/** Whether the signed-in key has keys:admin, asked once per sign-in. */
+let keysAccess: { key: string; allowed: Promise<boolean> } | null = null;
 const settings = {
   period: 30 as Period,
   stack: 'alias' as 'alias' | 'connection',
@@ -51,9 +56,9 @@ function signIn(message?: { title: string; advice: string }) {
     event.preventDefault();
     const key = input.value.trim();
     try {
-      await get('/svc/v1/outcome-definitions', key);
+      const landing = await landingFor(key);
       storeKey(key);
-      if (!location.hash || location.hash === '#/') location.hash = '#/overview';
+      if (!location.hash || location.hash === '#/') location.hash = landing;
       else void route();
     } catch (failure) {
       const explained = explain(failure);
@@ -62,6 +67,23 @@ function signIn(message?: { title: string; advice: string }) {
   });
   mount(app, form);
   input.focus();
+}
+
+/**
+ * Checks the key before keeping it: governance:read opens the overview; a key with only keys:admin
+ * may still manage keys, so it lands on #/keys.
+ */
+async function landingFor(key: string): Promise<string> {
+  try {
+    await get('/svc/v1/outcome-definitions', key);
+    return '#/overview';
+  } catch (failure) {
+    if (!(failure instanceof ApiError) || failure.code !== 'gateway_key_scope_denied') throw failure;
+    await get('/svc/v1/keys', key).catch(() => {
+      throw failure;
+    });
+    return '#/keys';
+  }
 }
 
 async function route() {
@@ -81,6 +103,11 @@ async function route() {
     ),
   );
   delete app.dataset.ready;
+  const key = storedKey()!;
+  if (keysAccess?.key !== key) keysAccess = { key, allowed: canManageKeys() };
+  void keysAccess.allowed.then((allowed) => {
+    if (keysAccess?.key === key) keysLink.hidden = !allowed;
+  });
   const [path = '', query = ''] = location.hash.replace(/^#/, '').split('?');
   const parts = path.split('/').filter(Boolean);
   const view = parts[0] ?? 'overview';
@@ -90,6 +117,9 @@ async function route() {
       case 'work-units':
         if (parts[1]) await workUnitDetail(app, decodeURIComponent(parts[1]));
         else await workUnitList(app, new URLSearchParams(query).get('status') ?? '');
+        break;
+      case 'keys':
+        await keysPage(app);
         break;
       case 'cost-per-outcome':
         await costPerOutcome(app, settings.period, settings.definition, (period, definition) => {
