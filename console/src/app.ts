@@ -9,6 +9,8 @@ import { h, mount, notice } from './dom.js';
 import { canManageKeys, keysPage } from './keys.js';
 import { overview } from './overview.js';
 import type { Period } from './period.js';
+import { requestDetail } from './request-detail.js';
+import { requestList } from './requests.js';
 import { workUnitDetail, workUnitList } from './work-units.js';
 
 const app = document.getElementById('app')!;
@@ -117,6 +119,10 @@ async function route() {
       case 'work-units':
         if (parts[1]) await workUnitDetail(app, decodeURIComponent(parts[1]));
         else await workUnitList(app, new URLSearchParams(query).get('status') ?? '');
+        break;
+      case 'requests':
+        if (parts[1]) await requestDetail(app, decodeURIComponent(parts[1]));
+        else await requestList(app, new URLSearchParams(query));
         break;
       case 'keys':
         await keysPage(app);
