@@ -134,10 +134,21 @@ async function route() {
         });
         break;
       default:
-        await overview(app, settings.period, settings.stack, (period, stack) => {
-          Object.assign(settings, { period, stack });
-          void route();
-        });
+        await overview(
+          app,
+          settings.period,
+          settings.stack,
+          (period, stack) => {
+            Object.assign(settings, { period, stack });
+            void route();
+          },
+          {
+            groupBy: new URLSearchParams(query).get('group_by'),
+            choose: (groupBy) => {
+              location.hash = groupBy ? `#/overview?group_by=${encodeURIComponent(groupBy)}` : '#/overview';
+            },
+          },
+        );
     }
     app.dataset.ready = view;
   } catch (failure) {

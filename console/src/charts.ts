@@ -15,8 +15,15 @@ function width(target: HTMLElement): number {
 /** Keeps a chart as wide as its card when the window (a phone turned, a resized tab) changes. */
 function fitted(chart: uPlot, target: HTMLElement): uPlot {
   let last = width(target);
+  let shown = false;
+  // A chart may be drawn before its card is on the page: it is sized once the card is laid out,
+  // and observed until the page replaces it.
   const observer = new ResizeObserver(() => {
-    if (!chart.root.isConnected) return observer.disconnect();
+    if (!chart.root.isConnected) {
+      if (shown) observer.disconnect();
+      return;
+    }
+    shown = true;
     const next = width(target);
     if (next !== last) {
       last = next;
@@ -79,6 +86,10 @@ export function stackedChart(
   return fitted(chart, target);
 }
 
+function clip(label: string, characters: number): string {
+  return label.length <= characters ? label : `${label.slice(0, characters - 1)}…`;
+}
+
 /** Grouped bars over categories (x = 0..n-1, labelled). */
 export function barChart(
   target: HTMLElement,
@@ -107,7 +118,14 @@ export function barChart(
         })),
       ],
       axes: [
-        { splits: () => x, values: (_u, ticks) => ticks.map((tick) => categories[tick] ?? '') },
+        {
+          splits: () => x,
+          // Labels are clipped to their bar's width, so a phone's narrow chart never overlaps them.
+          values: (u, ticks) => {
+            const room = Math.max(3, Math.floor(u.bbox.width / devicePixelRatio / categories.length / 7));
+            return ticks.map((tick) => clip(categories[tick] ?? '', room));
+          },
+        },
         { size: 80, values: (_u, ticks) => ticks.map((tick) => usd(Math.round(tick))) },
       ],
     },
