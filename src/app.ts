@@ -12,6 +12,8 @@ import { GatewayError } from './errors/gateway-error.js';
 import { dialectOf, renderError } from './errors/render.js';
 import { registerBatchesRoutes } from './http/batches-routes.js';
 import { registerBodyParsers } from './http/body.js';
+import { registerCaptureHooks } from './http/capture-hooks.js';
+import { registerCaptureRoutes } from './http/capture-routes.js';
 import { registerChatRoutes } from './http/chat-routes.js';
 import { registerConsoleRoutes } from './http/console-routes.js';
 import { registerErrorHandling } from './http/errors.js';
@@ -42,6 +44,9 @@ export type { AppDeps };
 
 /** Batches and deferred responses: a 409 is a state conflict, retrying the same call cannot succeed. */
 const DEFERRED_PATHS = /^\/v1\/(batches|responses)(\/|$|\?)/;
+
+/** How long closing waits for queued body captures to be written (the rest are dropped and counted). */
+const CAPTURE_DRAIN_MS = 5_000;
 
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const sockets = new ClientSockets();
@@ -88,12 +93,13 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const observability = deps.observability ?? noObservability;
   registerObservabilityHooks(app, observability);
   registerRateLimitHeaders(app);
-  registerBodyParsers(app);
+  const services = composeServices(deps);
+  const { authenticator, captures } = services;
+  registerCaptureHooks(app, { policy: captures.policy, writer: captures.writer, clock: deps.clock });
+  registerBodyParsers(app, { keepJsonText: captures.policy.anyEnabled });
   registerInputGuard(app);
   registerErrorHandling(app);
 
-  const services = composeServices(deps);
-  const { authenticator } = services;
   registerHealthRoutes(app, deps.store);
   if (observability.metrics) registerMetricsRoute(app, observability.metrics, authenticator);
   registerGovernanceRoutes(app, services);
@@ -103,6 +109,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     clock: deps.clock,
     pendingFor: (runId) => deps.ledger.pendingFor(runId),
   });
+  registerCaptureRoutes(app, { guard: governanceGuard(services), reader: captures.reader });
   registerConsoleRoutes(app, deps.consoleDir);
   registerMessagesRoutes(app, services);
   registerResourceRoutes(app, { ...services, maxUploadBytes: deps.config.objects.max_upload_bytes });
@@ -121,6 +128,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   });
   app.addHook('onClose', async () => {
     await services.worker.stop();
+    // Captures of calls that just finished are written before the store and objects close.
+    await captures.writer.close(CAPTURE_DRAIN_MS);
   });
   await app.ready();
   return app;

@@ -18,6 +18,7 @@ export const SCOPES = [
   'outcome:write',
   'inference',
   'keys:admin',
+  'captures:read',
 ] as const;
 export type Scope = (typeof SCOPES)[number];
 
@@ -56,6 +57,20 @@ export const InferenceLimitsSchema = T.Object(
   { additionalProperties: false },
 );
 
+/**
+ * Body capture of a Project's model calls (capture/): off by default; when on, the request and the
+ * response of every model call are kept sealed in the object store for `retention_hours`.
+ */
+export const CaptureSchema = T.Object(
+  {
+    enabled: T.Boolean({ default: false }),
+    retention_hours: T.Integer({ minimum: 1, maximum: 8760, default: 168 }),
+    /** Per body (request and response each): longer bodies are kept cut at this length and flagged truncated. */
+    max_body_bytes: T.Integer({ minimum: 1, maximum: 64 * 1024 * 1024, default: 1024 * 1024 }),
+  },
+  { additionalProperties: false, default: {} },
+);
+
 const ProjectSchema = T.Object(
   {
     id: Id('^prj_[A-Za-z0-9_-]{1,64}$', 'Project id'),
@@ -81,6 +96,8 @@ const ProjectSchema = T.Object(
     caps: T.Optional(SpendCapsSchema),
     /** Requests and tokens per minute of the whole Project, every key together (model calls only). */
     inference_limits: T.Optional(InferenceLimitsSchema),
+    /** Request and response bodies of model calls kept sealed in the object store (docs/request-log.md). */
+    capture: CaptureSchema,
   },
   { additionalProperties: false },
 );

@@ -25,7 +25,7 @@ import {
   noAttemptObserver,
   type RefusalReason,
 } from '../observability/attempt-observer.js';
-import type { RequestRecord } from '../observability/request-scope.js';
+import { noteAttemptReserved, type RequestRecord } from '../observability/request-scope.js';
 import type { ReapedAttempt, ReserveInput, SettledAttempt, SettleInput, Store } from '../store/port.js';
 import { InDoubtReservations } from './in-doubt.js';
 
@@ -295,6 +295,7 @@ export class Ledger {
         else this.pending.delete(runId);
       }
     }
+    noteAttemptReserved(plan.request, attemptId);
     let watch: AttemptWatch;
     if (durable) {
       // Settled later, maybe by another process: reported then by settledHeld (persistHeldSettlement).
