@@ -16,6 +16,7 @@ const KNOWN_SCOPES = [
   'run:attach',
   'outcome:write',
   'keys:admin',
+  'captures:read',
 ];
 
 const EXPIRIES: Array<[string, string]> = [

@@ -176,14 +176,24 @@ async function showCapture(target: HTMLElement, attempt: Json) {
   try {
     const captured = await get(`/svc/v1/attempts/${encodeURIComponent(attempt.id)}/capture`);
     target.dataset.state = 'shown';
+    const others = ((captured.call_attempt_ids ?? []) as string[]).filter((one) => one !== attempt.id);
     target.replaceChildren(
       h(
         'p',
         { class: 'muted' },
         `Captured ${shortTime(captured.captured_at)}, kept until ${shortTime(captured.expires_at)} (UTC).`,
+        others.length > 0 ? ' The same bodies belong to the other attempts of this call: ' : null,
+        ...others.flatMap((one, index) => [
+          index > 0 ? ', ' : '',
+          h('a', { href: `#/requests/${encodeURIComponent(one)}` }, one),
+        ]),
       ),
       body('Request', 'capture-request', captured.request),
-      body('Response', 'capture-response', captured.response),
+      body(
+        `Response${typeof captured.response?.status === 'number' ? ` (HTTP ${captured.response.status})` : ''}`,
+        'capture-response',
+        captured.response,
+      ),
     );
   } catch (failure) {
     if (failure instanceof ApiError && failure.status === 403) {
@@ -205,7 +215,8 @@ async function showCapture(target: HTMLElement, attempt: Json) {
 function body(title: string, testId: string, part: Json | null | undefined): HTMLElement {
   if (!part) return h('div', {}, h('h3', {}, title), h('p', { class: 'muted' }, 'none'));
   let shown = String(part.body ?? '');
-  if (/json/i.test(String(part.content_type ?? ''))) {
+  const binary = part.encoding === 'base64';
+  if (!binary && /json/i.test(String(part.content_type ?? ''))) {
     try {
       shown = JSON.stringify(JSON.parse(shown), null, 2);
     } catch {
@@ -221,8 +232,10 @@ function body(title: string, testId: string, part: Json | null | undefined): HTM
       title,
       ' ',
       h('span', { class: 'badge' }, String(part.content_type ?? 'unknown type')),
+      typeof part.bytes === 'number' ? h('span', { class: 'badge' }, `${count(part.bytes)} bytes`) : null,
       part.truncated ? h('span', { class: 'badge warn' }, 'truncated') : null,
     ),
-    h('pre', { class: 'body' }, shown),
+    binary ? h('p', { class: 'muted' }, 'Not text: the bytes kept, in base64.') : null,
+    h('pre', { class: 'body', 'data-encoding': String(part.encoding ?? 'utf8') }, shown),
   );
 }
