@@ -151,6 +151,9 @@ export async function requestDetail(root: HTMLElement, id: string) {
         { class: 'muted' },
         'The targets of this call: those tried before this attempt and why they failed, those skipped and why.',
       ),
+      typeof attempt.route?.index === 'number'
+        ? h('p', { 'data-testid': 'route-index' }, `This is attempt ${attempt.route.index + 1} of its call.`)
+        : null,
       valueView(attempt.route),
     ),
     h('div', { class: 'card' }, h('h2', {}, 'Bodies'), capture),

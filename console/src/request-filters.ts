@@ -156,6 +156,7 @@ export function filterForm(
     if (outcome.value) next.set('outcome', outcome.value);
     for (const [key, value] of pairsOf(tags.value)) next.append(`tag.${key}`, value);
     for (const [key, value] of pairsOf(metadata.value)) next.append(`metadata.${key}`, value);
+    if (filters.get('limit')) next.set('limit', filters.get('limit')!);
     apply(next);
   });
   return form;

@@ -1,6 +1,6 @@
 /**
  * Requests (#/requests): the request log, GET /svc/v1/attempts (governance:read), newest first, with
- * its filters (request-filters.ts) and keyset paging: "Next page" puts the API's `next_cursor` in
+ * its filters (request-filters.ts) and keyset paging (50 a page, or the hash's `limit`): "Next page" puts the API's `next_cursor` in
  * the hash as `after`, so every page has its own address. A row opens the attempt's detail
  * (#/requests/<attempt id>, request-detail.ts).
  */
@@ -14,13 +14,13 @@ const PAGE = 50;
 
 export async function requestList(root: HTMLElement, filters: URLSearchParams) {
   const query = queryOf(filters);
-  query.set('limit', String(PAGE));
+  if (!query.has('limit')) query.set('limit', String(PAGE));
   const [page, suggestions] = await Promise.all([get(`/svc/v1/attempts?${query}`), suggestionsOf()]);
   const go = (next: URLSearchParams) => {
     const text = next.toString();
     location.hash = text ? `#/requests?${text}` : '#/requests';
   };
-  const active = [...filters.keys()].filter((name) => name !== 'after').length;
+  const active = [...filters.keys()].filter((name) => name !== 'after' && name !== 'limit').length;
   const panel = h(
     'details',
     { class: 'filter-panel', 'data-testid': 'filter-panel' },
