@@ -4,7 +4,8 @@
  * and one page per width: a wrong key's message, sign-in, every page's figures equal to the API's
  * answers for the same query (read from the page), no horizontal page scroll at either width, the
  * Keys page's create and revoke round trip (the new key calls a model, then is refused), and the
- * Requests page finding a call by its svc-attempt-id. Screenshots go to test-output/console/
+ * Requests page finding a call by its svc-attempt-id, filtering, paging, and showing the attempt's
+ * detail and captured bodies as the API does (and "needs captures:read" without that scope). Screenshots go to test-output/console/
  * (git-ignored). Without /usr/bin/chromium the suite is skipped (apt-get install chromium), except
  * under CI=true.
  */
@@ -13,14 +14,11 @@ import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { type Browser, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { awaitCapture, startCaptureWorld } from '../capture/support.js';
 import { auditOf } from '../reports/recompute.js';
 import { CHAT, driveTraffic, type Traffic, VENDORA } from '../reports/traffic.js';
 import { call } from '../support/gateway.js';
-import {
-  messagesHeaders,
-  type SimulatedGateway,
-  startSimulatedGateway,
-} from '../support/simulated-gateway.js';
+import { messagesHeaders, type SimulatedGateway } from '../support/simulated-gateway.js';
 
 const CHROMIUM = '/usr/bin/chromium';
 const SHOTS = join(process.cwd(), 'test-output', 'console');
@@ -61,7 +59,9 @@ function modelCallWith(
   beforeAll(async () => {
     execFileSync(process.execPath, ['scripts/build-console.mjs'], { stdio: 'inherit' });
     mkdirSync(SHOTS, { recursive: true });
-    gateway = await startSimulatedGateway();
+    // prj_a captures bodies, so the Requests page can show them.
+    const world = await startCaptureWorld({ capture: { enabled: true } });
+    gateway = { ...world.gateway, simulator: world.sim, close: world.close };
     key = await gateway.key('prj_a');
     traffic = await driveTraffic(gateway, key);
     browser = await chromium.launch({
@@ -96,17 +96,14 @@ function modelCallWith(
   };
   /** Opens a view by its address and waits until it has rendered. */
   const open = async (page: Page, hash: string, view: string) => {
-    await page.evaluate((next) => {
-      location.hash = next;
-    }, hash);
+    await page.evaluate(`location.hash = ${JSON.stringify(hash)}`);
     await ready(page, view);
   };
   /** No horizontal page scroll: the document is no wider than the viewport. */
   const fits = async (page: Page, name: string) => {
-    const [scrollWidth, innerWidth] = await page.evaluate(() => [
-      document.documentElement.scrollWidth,
-      window.innerWidth,
-    ]);
+    const [scrollWidth, innerWidth] = (await page.evaluate(
+      '[document.documentElement.scrollWidth, window.innerWidth]',
+    )) as [number, number];
     expect(scrollWidth, `${name} at ${innerWidth} px`).toBeLessThanOrEqual(innerWidth);
     await page.screenshot({ path: join(SHOTS, `${name}-${innerWidth}.png`), fullPage: true });
   };
@@ -344,8 +341,105 @@ function modelCallWith(
         await page.getByTestId('dismiss-secret').click();
         expect(await page.getByTestId('new-key-secret').count()).toBe(0);
         expect(gateway.logs.join('')).not.toContain(secret);
-        expect(viewport.width).toBe(await page.evaluate(() => window.innerWidth));
+        expect(viewport.width).toBe(await page.evaluate('window.innerWidth'));
       });
     }
+  });
+  describe('Requests', () => {
+    let attemptId: string;
+
+    beforeAll(async () => {
+      const response = await modelCallWith(gateway, key, VENDORA, {
+        'svc-tags': 'team=console, feature=phone',
+      });
+      expect(response.status, await response.text()).toBe(200);
+      attemptId = response.headers.get('svc-attempt-id')!;
+      expect(attemptId).toBeTruthy();
+      await awaitCapture(gateway.url, key, attemptId);
+    });
+
+    for (const name of ['phone', 'wide'] as const) {
+      it(`lists the API's attempts, filters by tag and opens the call by its svc-attempt-id (${name})`, async () => {
+        const page = name === 'phone' ? phone : wide;
+        await open(page, '#/requests', 'requests');
+        const listed = await api('/svc/v1/attempts?limit=50');
+        const ids = () =>
+          page
+            .locator('[data-testid=request-table] tr[data-attempt]')
+            .evaluateAll((rows) => rows.map((row) => row.getAttribute('data-attempt')));
+        expect(await ids()).toEqual(listed.data.map((one: { id: string }) => one.id));
+        expect(listed.data[0].id).toBe(attemptId);
+        const costs = await page
+          .locator('[data-testid=request-table] td[data-cost]')
+          .evaluateAll((cells) => cells.map((cell) => cell.getAttribute('data-cost')));
+        expect(costs).toEqual(
+          listed.data.map((one: { cost_micros_usd: number | null }) => String(one.cost_micros_usd ?? '')),
+        );
+        await fits(page, 'requests');
+
+        // The filter form: a tag and the outcome, kept in the address.
+        if (!(await page.locator('[data-filter=tags]').isVisible()))
+          await page.click('[data-testid=filter-panel] summary');
+        await page.fill('[data-filter=tags]', 'team=console');
+        await page.selectOption('[data-filter=outcome]', 'completed');
+        await page.click('[data-testid=apply-filters]');
+        await page.waitForFunction('location.hash.includes("tag.team=console")');
+        await ready(page, 'requests');
+        const filtered = await api('/svc/v1/attempts?limit=50&tag.team=console&outcome=completed');
+        expect(filtered.data.map((one: { id: string }) => one.id)).toContain(attemptId);
+        expect(await ids()).toEqual(filtered.data.map((one: { id: string }) => one.id));
+        await fits(page, 'requests-filtered');
+
+        await page.click(`tr[data-attempt="${attemptId}"] a`);
+        await ready(page, 'requests');
+        const detail = await api(`/svc/v1/attempts/${attemptId}`);
+        const shown = (field: string) =>
+          page.locator(`dd[data-field="${field}"]`).first().getAttribute('data-value');
+        expect(await shown('cost_micros_usd')).toBe(String(detail.cost_micros_usd));
+        expect(await shown('reservation_micros_usd')).toBe(String(detail.reservation_micros_usd));
+        expect(await shown('input_tokens')).toBe(String(detail.usage.input_tokens));
+        expect(await shown('output_tokens')).toBe(String(detail.usage.output_tokens));
+        expect(await shown('alias')).toBe(detail.alias);
+        expect(await shown('key_id')).toBe(detail.key_id);
+        expect(await shown('upstream_request_id')).toBe(detail.upstream_request_id ?? '');
+        expect(await shown('trace_id')).toBe(detail.trace_id ?? '');
+        expect(await shown('total_ms')).toBe(String(detail.timings.total_ms));
+        expect(JSON.parse((await shown('tags'))!)).toEqual({ team: 'console', feature: 'phone' });
+        expect(detail.capture.available).toBe(true);
+        await page.waitForSelector('[data-testid=capture][data-state=shown]');
+        const body = (await page.getByTestId('capture-request').locator('pre').textContent())!;
+        expect(JSON.parse(body)).toMatchObject({
+          model: VENDORA,
+          messages: [{ role: 'user', content: 'Hello.' }],
+        });
+        await fits(page, 'request');
+      });
+    }
+
+    it('pages with the API cursor', async () => {
+      await open(wide, '#/requests?limit=5', 'requests');
+      const first = await api('/svc/v1/attempts?limit=5');
+      const second = await api(`/svc/v1/attempts?limit=5&after=${encodeURIComponent(first.next_cursor)}`);
+      await wide.click('[data-testid=next-page]');
+      await wide.waitForFunction('location.hash.includes("after=")');
+      await ready(wide, 'requests');
+      expect(
+        await wide
+          .locator('[data-testid=request-table] tr[data-attempt]')
+          .evaluateAll((rows) => rows.map((row) => row.getAttribute('data-attempt'))),
+      ).toEqual(second.data.map((one: { id: string }) => one.id));
+    });
+
+    it('says that the bodies need captures:read', async () => {
+      const reader = await gateway.key('prj_a', ['governance:read']);
+      const page = await browser.newPage({ viewport: PHONE });
+      await signIn(page, reader);
+      await ready(page, 'overview');
+      await open(page, `#/requests/${attemptId}`, 'requests');
+      await page.waitForSelector('[data-testid=capture][data-state=denied]');
+      await page.getByText('Reading the bodies needs captures:read.').waitFor();
+      await fits(page, 'request-denied');
+      await page.close();
+    });
   });
 });
