@@ -5,7 +5,8 @@
  * answers for the same query (read from the page), no horizontal page scroll at either width, the
  * Keys page's create and revoke round trip (the new key calls a model, then is refused), and the
  * Requests page finding a call by its svc-attempt-id, filtering, paging, and showing the attempt's
- * detail and captured bodies as the API does (and "needs captures:read" without that scope). Screenshots go to test-output/console/
+ * detail and captured bodies as the API does (and "needs captures:read" without that scope), and
+ * the overview's spend by tag equal to the spend report grouped by that tag. Screenshots go to test-output/console/
  * (git-ignored). Without /usr/bin/chromium the suite is skipped (apt-get install chromium), except
  * under CI=true.
  */
@@ -441,5 +442,45 @@ function modelCallWith(
       await fits(page, 'request-denied');
       await page.close();
     });
+  });
+  describe('Spend by tag', () => {
+    beforeAll(async () => {
+      for (const team of ['search', 'search', 'billing']) {
+        const response = await modelCallWith(gateway, key, CHAT, { 'svc-tags': `team=${team}` });
+        expect(response.status, await response.text()).toBe(200);
+      }
+    });
+
+    for (const name of ['phone', 'wide'] as const) {
+      it(`groups the period's spend by a tag as the API does (${name})`, async () => {
+        const page = name === 'phone' ? phone : wide;
+        await open(page, '#/overview', 'overview');
+        await page.selectOption('[data-testid=attribute-kind]', 'tag');
+        await page.fill('[data-testid=attribute-key]', 'team');
+        await page.click('[data-testid=group-spend]');
+        await page.waitForSelector('[data-testid=spend-by-attribute][data-group-by="tag.team"]');
+        await ready(page, 'overview');
+        const range = thirtyDays();
+        const report = await api(`/svc/v1/reports/spend?group_by=tag.team&from=${range.from}&to=${range.to}`);
+        const expected = Object.fromEntries(
+          (report.rows as Array<Record<string, unknown>>).map((row) => [
+            row['tag.team'] === null ? '(none)' : String(row['tag.team']),
+            String(row.committed_micros_usd),
+          ]),
+        );
+        expect(Object.keys(expected)).toEqual(expect.arrayContaining(['search', 'billing', '(none)']));
+        const shown = await page
+          .locator('[data-testid=attribute-table] tr[data-attribute-value]')
+          .evaluateAll((rows) =>
+            rows.map((row) => [
+              row.getAttribute('data-attribute-value'),
+              row.querySelector('td[data-micros]')!.getAttribute('data-micros'),
+            ]),
+          );
+        expect(Object.fromEntries(shown)).toEqual(expected);
+        await page.waitForSelector('[data-testid=spend-by-attribute] canvas');
+        await fits(page, 'spend-by-tag');
+      });
+    }
   });
 });
