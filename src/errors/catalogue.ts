@@ -137,6 +137,13 @@ export const ERROR_CATALOGUE = {
     vendorb: 'not_found_error',
     meaning: 'No such endpoint (check the SDK base URL: it must not include /v1 for the vendora SDK).',
   },
+  attempt_not_found: {
+    status: 404,
+    vendora: 'not_found_error',
+    vendorb: 'not_found_error',
+    meaning:
+      "No attempt with this id in the key's Project (GET /svc/v1/attempts/{id}); another Project's attempts answer the same.",
+  },
   work_unit_not_found: {
     status: 404,
     vendora: 'not_found_error',

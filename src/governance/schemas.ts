@@ -9,11 +9,24 @@ const Time = T.String({ format: 'date-time' });
 const NullableTime = T.Union([Time, T.Null()]);
 const Micros = T.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER });
 
+/** Attributes of a Work Unit or Run (limits: governance/attributes.ts, docs/request-log.md). */
+export const Metadata = T.Record(
+  T.String({ pattern: '^[A-Za-z][A-Za-z0-9_.-]{0,63}$' }),
+  T.String({ maxLength: 256, pattern: '^[^\\u0000-\\u001f\\u007f]*$' }),
+  {
+    maxProperties: 16,
+    description:
+      'String attributes set at creation: at most 16 keys of 1-64 characters ([A-Za-z][A-Za-z0-9_.-]*), values of 0-256 characters without control characters.',
+  },
+);
+const NullableMetadata = T.Union([Metadata, T.Null()]);
+
 export const CreateWorkUnitBody = T.Object(
   {
     outcome_definition_ids: T.Optional(
       T.Array(T.String({ minLength: 1, maxLength: 128 }), { maxItems: 8, uniqueItems: true }),
     ),
+    metadata: T.Optional(Metadata),
   },
   { additionalProperties: false },
 );
@@ -25,6 +38,7 @@ export const CreateRunBody = T.Object(
     work_unit_id: T.String({ minLength: 1, maxLength: 128 }),
     budget_micros_usd: T.Optional(Micros),
     ttl_seconds: T.Optional(T.Integer({ minimum: 0, maximum: 10 * 365 * 86_400 })),
+    metadata: T.Optional(Metadata),
   },
   { additionalProperties: false },
 );
@@ -53,6 +67,7 @@ export const WorkUnitRecord = T.Object({
   created_at: Time,
   closed_at: NullableTime,
   outcome_definitions: T.Array(T.Object({ id: T.String(), version: T.Integer() })),
+  metadata: NullableMetadata,
 });
 
 export const RunRecord = T.Object({
@@ -69,6 +84,7 @@ export const RunRecord = T.Object({
   expires_at: Time,
   closed_at: NullableTime,
   close_reason: T.Union([T.String(), T.Null()]),
+  metadata: NullableMetadata,
 });
 
 export const OutcomeRecord = T.Object({

@@ -9,7 +9,14 @@ import { GatewayError } from '../errors/gateway-error.js';
 import { type Clock, parseRfc3339 } from '../lib/clock.js';
 import { newId } from '../lib/ids.js';
 import type { RequestRecord } from '../observability/request-scope.js';
-import type { FrozenDefinition, IdempotentResult, OutcomeDefinition, Store } from '../store/port.js';
+import type {
+  Attributes,
+  FrozenDefinition,
+  IdempotentResult,
+  OutcomeDefinition,
+  Store,
+} from '../store/port.js';
+import { checkMetadata } from './attributes.js';
 import { evidenceRefProblem } from './evidence.js';
 import { idempotencyOfWrite } from './idempotency.js';
 import {
@@ -58,6 +65,12 @@ export interface GovernanceDeps {
   pendingFor?: (runId: string) => number;
 }
 
+/** A create body's `metadata`, checked with the attribute limits before the schema (clearer errors). */
+function metadataOf(body: unknown): Attributes | undefined {
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) return undefined;
+  return checkMetadata((body as { metadata?: unknown }).metadata);
+}
+
 export class GovernanceService {
   private readonly projects: ReadonlyMap<string, ProjectConfig>;
   private readonly pendingFor: (runId: string) => number;
@@ -83,6 +96,7 @@ export class GovernanceService {
   }
 
   async createWorkUnit(request: WriteRequest): Promise<IdempotentResult> {
+    const metadata = metadataOf(request.body);
     const body = validateBody(CreateWorkUnitBody, request.body);
     const definitions = this.freezeDefinitions(request.caller.projectId, body.outcome_definition_ids);
     const createdAt = this.now();
@@ -95,6 +109,7 @@ export class GovernanceService {
           createdAt,
           closedAt: null,
           definitions,
+          metadata: metadata ?? null,
         },
       },
       this.idempotency(request),
@@ -130,6 +145,7 @@ export class GovernanceService {
   }
 
   async createRun(request: WriteRequest): Promise<IdempotentResult> {
+    const metadata = metadataOf(request.body);
     const body = validateBody(CreateRunBody, request.body);
     const limits = this.project(request.caller.projectId).runs;
     const budget = chooseWithinCeiling(
@@ -161,6 +177,7 @@ export class GovernanceService {
           expiresAt: new Date(nowMs + ttlSeconds * 1000).toISOString(),
           closedAt: null,
           closeReason: null,
+          metadata: metadata ?? null,
         },
         maxRunsPerWorkUnit: MAX_RUNS_PER_WORK_UNIT,
       },

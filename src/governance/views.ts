@@ -26,6 +26,7 @@ export function workUnitBody(unit: WorkUnit) {
       id: definition.id,
       version: definition.version,
     })),
+    metadata: unit.metadata ?? null,
   };
 }
 
@@ -48,6 +49,7 @@ export function runBody(run: Run, nowMs: number, pendingMicrosUsd = 0) {
     expires_at: run.expiresAt,
     closed_at: run.closedAt,
     close_reason: run.closeReason,
+    metadata: run.metadata ?? null,
   };
 }
 

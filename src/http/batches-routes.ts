@@ -7,6 +7,7 @@ import type { BatchService } from '../experimental/batches/service.js';
 import { requireScopes } from '../governance/scopes.js';
 import { requestRecordOf } from '../observability/http-hooks.js';
 import type { Authenticator } from './auth.js';
+import { readCallTags } from './call-tags.js';
 import { jsonObjectBody } from './responses-routes.js';
 
 export interface BatchesRouteDeps {
@@ -25,6 +26,7 @@ export function registerBatchesRoutes(app: FastifyInstance, deps: BatchesRouteDe
 
   app.post('/v1/batches', async (request, reply) => {
     const who = await caller(request);
+    readCallTags(request);
     const answer = await deps.batches.create({
       caller: who,
       headers: request.headers,

@@ -9,6 +9,7 @@ import type { MediaAnswer, MediaCall, MediaService } from '../experimental/media
 import { requestRecordOf } from '../observability/http-hooks.js';
 import { type Authenticator, requireModel } from './auth.js';
 import { isJsonContentType } from './body.js';
+import { readCallTags } from './call-tags.js';
 import { abandonBody, checkMultipart, formParts, registerMultipart } from './multipart-form.js';
 
 export interface MediaRouteDeps {
@@ -36,6 +37,7 @@ function send(reply: FastifyReply, answer: MediaAnswer): FastifyReply {
 export function registerMediaRoutes(app: FastifyInstance, deps: MediaRouteDeps): void {
   async function jsonCall(request: FastifyRequest): Promise<MediaCall> {
     const caller = await deps.authenticator.authenticate(request.headers, requestRecordOf(request));
+    readCallTags(request);
     if (
       !isJsonContentType(request.headers['content-type']) ||
       Buffer.isBuffer(request.body) ||
@@ -67,6 +69,7 @@ export function registerMediaRoutes(app: FastifyInstance, deps: MediaRouteDeps):
     await registerMultipart(scope, deps.maxUploadBytes);
     scope.post('/v1/audio/transcriptions', async (request, reply) => {
       const caller = await deps.authenticator.authenticate(request.headers, requestRecordOf(request));
+      readCallTags(request);
       checkMultipart(request, deps.maxUploadBytes);
       try {
         return send(

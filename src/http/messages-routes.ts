@@ -13,6 +13,7 @@ import { type CancelSignal, ClientGone } from '../lib/cancel-signal.js';
 import { requestRecordOf } from '../observability/http-hooks.js';
 import { type Authenticator, requireModel } from './auth.js';
 import { isJsonContentType, jsonBodyBytes } from './body.js';
+import { readCallTags } from './call-tags.js';
 import { captureTapOf } from './capture-hooks.js';
 import { rateLimitHeadersOf } from './rate-limit-headers.js';
 
@@ -108,6 +109,7 @@ export function modelCallHandler(
 ): (request: FastifyRequest, reply: FastifyReply) => Promise<unknown> {
   return async (request, reply) => {
     const caller = await authenticator.authenticate(request.headers, requestRecordOf(request));
+    readCallTags(request);
     const body = jsonBody(request);
     requireModel(caller, body);
     const outcome = await create({
@@ -130,6 +132,7 @@ export function registerMessagesRoutes(app: FastifyInstance, deps: MessagesRoute
 
   app.post('/v1/messages/count_tokens', async (request, reply) => {
     const caller = await deps.authenticator.authenticate(request.headers, requestRecordOf(request));
+    readCallTags(request);
     const body = jsonBody(request);
     requireModel(caller, body);
     const result = await deps.countTokens.count({ caller, headers: request.headers, body });

@@ -37,6 +37,12 @@ const range = [
   query('to', 'End, a whole UTC hour (exclusive). Default: the end of the current hour.', time),
 ];
 
+/** `metadata.<key>=<value>` (several ANDed), as one documented parameter family. */
+const METADATA_FILTER = query(
+  'metadata.<key>',
+  'Only rows whose metadata has this key with this exact value, e.g. metadata.team=search; several are ANDed (docs/request-log.md).',
+);
+
 function listOperation(summary: string, response: string, parameters: unknown[], order: string) {
   return {
     summary,
@@ -74,6 +80,7 @@ export const REPORT_PATHS = {
         query('status', 'open or closed.', oneOf('open', 'closed')),
         query('created_from', 'Created at or after (RFC 3339).', time),
         query('created_to', 'Created before (RFC 3339).', time),
+        METADATA_FILTER,
         ...page,
       ],
       'created_at, id, newest first',
@@ -87,6 +94,7 @@ export const REPORT_PATHS = {
         query('work_unit_id', 'Only the Runs of this Work Unit.'),
         query('status', 'Derived status.', oneOf('active', 'closed', 'expired')),
         query('budget_state', 'Derived budget state.', oneOf('available', 'fully_reserved', 'depleted')),
+        METADATA_FILTER,
         ...page,
       ],
       'created_at, id, newest first',

@@ -23,6 +23,7 @@ import {
 } from '../governance/schemas.js';
 import { errors, idParameter, mergePaths, ref, schema } from './openapi-parts.js';
 import { REPORT_PATHS, REPORT_SCHEMAS } from './openapi-reports.js';
+import { REQUEST_LOG_PATHS, REQUEST_LOG_SCHEMAS } from './openapi-request-log.js';
 
 const API_VERSION = '0.8.4';
 
@@ -138,6 +139,7 @@ export function buildOpenApiDocument() {
         },
       },
       REPORT_PATHS,
+      REQUEST_LOG_PATHS,
     ),
     components: {
       securitySchemes: {
@@ -160,6 +162,7 @@ export function buildOpenApiDocument() {
         KeyList: schema(KeyListSchema),
         Error: schema(ErrorBody),
         ...REPORT_SCHEMAS,
+        ...REQUEST_LOG_SCHEMAS,
       },
     },
   };

@@ -1,5 +1,5 @@
 /**
- * /svc/v1 lists and reports (scope governance:read). Thin: guard, hand the query string to the use
+ * /svc/v1 lists, the request log and reports (scope governance:read). Thin: guard, hand the query string to the use
  * case, render JSON, or CSV when the client accepts text/csv (reports only).
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
@@ -8,6 +8,7 @@ import { costPerOutcomeReport } from '../reports/cost-per-outcome.js';
 import { type CsvValue, toCsv } from '../reports/csv.js';
 import { Lists } from '../reports/lists.js';
 import type { Query } from '../reports/params.js';
+import { RequestLog } from '../reports/request-log.js';
 import { SPEND_FIGURES, spendReport } from '../reports/spend-report.js';
 import type { Store } from '../store/port.js';
 import type { Guard } from './governance-routes.js';
@@ -51,6 +52,7 @@ function sendCsv(
 
 export function registerReportRoutes(app: FastifyInstance, deps: ReportRouteDeps): void {
   const lists = new Lists(deps);
+  const requestLog = new RequestLog(deps.store);
   const query = (request: FastifyRequest) => request.query as Query;
 
   app.get('/svc/v1/work-units', async (request) => {
@@ -71,6 +73,17 @@ export function registerReportRoutes(app: FastifyInstance, deps: ReportRouteDeps
   app.get('/svc/v1/outcome-definitions', async (request) => {
     const caller = await deps.guard(request, 'governance:read');
     return lists.definitions(caller, query(request));
+  });
+
+  // The request log (reports/request-log.ts).
+  app.get('/svc/v1/attempts', async (request) => {
+    const caller = await deps.guard(request, 'governance:read');
+    return requestLog.list(caller, query(request));
+  });
+
+  app.get<IdParams>('/svc/v1/attempts/:id', async (request) => {
+    const caller = await deps.guard(request, 'governance:read');
+    return requestLog.get(caller, request.params.id);
   });
 
   app.get<IdParams>('/svc/v1/runs/:id/attempts', async (request) => {

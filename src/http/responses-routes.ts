@@ -9,6 +9,7 @@ import { requireModel, requireScopes } from '../governance/scopes.js';
 import { requestRecordOf } from '../observability/http-hooks.js';
 import type { Authenticator } from './auth.js';
 import { isJsonContentType, jsonBodyBytes } from './body.js';
+import { readCallTags } from './call-tags.js';
 import { clientGoneSignal, writeEventStream } from './messages-routes.js';
 
 export interface ResponsesRouteDeps {
@@ -36,6 +37,7 @@ export function registerResponsesRoutes(app: FastifyInstance, deps: ResponsesRou
 
   app.post('/v1/responses', async (request, reply) => {
     const who = await caller(request);
+    readCallTags(request);
     const body = jsonObjectBody(request);
     requireModel(who, body);
     const answer = await deps.responses.create({

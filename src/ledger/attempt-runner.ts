@@ -67,6 +67,16 @@ function failedAttempt(error: GatewayError, retryable: boolean, settlement: Sett
 
 const clientGone = () => new GatewayError('upstream_unavailable', 'The client went away.');
 
+/** A failed attempt joins its request's route: the next attempt's log entry names it as tried. */
+function noteTried(plan: AttemptPlan, attemptId: string, failed: FailedAttempt): void {
+  plan.request?.routeTried.push({
+    attempt_id: attemptId,
+    connection: plan.connection,
+    outcome: failed.outcome,
+    error: failed.errorType ?? failed.error.code,
+  });
+}
+
 export type CallResult<Answer> = { ok: true; answer: Answer; attemptId: string } | FailedAttempt;
 
 export type StreamResult = { ok: true; frames: AsyncGenerator<string>; attemptId: string } | FailedAttempt;
@@ -188,7 +198,14 @@ export class AttemptRunner {
   }
 
   /** Routing skipped a target before any attempt (portable mode); `request`: the client request's record. */
-  routedAway(alias: string, connection: string, reason: RoutedAwayReason, request?: RequestRecord): void {
+  routedAway(
+    alias: string,
+    connection: string,
+    reason: RoutedAwayReason,
+    request?: RequestRecord,
+    reasons: string[] = [],
+  ): void {
+    request?.routeSkipped.push({ connection, code: reason, reasons });
     this.observer.routedAway(alias, connection, reason, request);
   }
 
@@ -210,6 +227,16 @@ export class AttemptRunner {
     signal?: CancelSignal,
   ): Promise<CallResult<Answer>> {
     const attempt = await this.reserve(plan);
+    const result = await this.callReserved(attempt, exchange, signal);
+    if (!result.ok) noteTried(plan, attempt.id, result);
+    return result;
+  }
+
+  private async callReserved<Answer>(
+    attempt: Attempt,
+    exchange: UpstreamExchange<Answer>,
+    signal?: CancelSignal,
+  ): Promise<CallResult<Answer>> {
     const opened = await this.open(attempt, exchange, signal);
     if (!opened.ok) {
       if ('aborted' in opened) {
@@ -233,6 +260,16 @@ export class AttemptRunner {
     clientSignal: CancelSignal,
   ): Promise<StreamResult> {
     const attempt = await this.reserve(plan);
+    const result = await this.openStream(attempt, exchange, clientSignal);
+    if (!result.ok) noteTried(plan, attempt.id, result);
+    return result;
+  }
+
+  private async openStream(
+    attempt: Attempt,
+    exchange: UpstreamExchange<unknown>,
+    clientSignal: CancelSignal,
+  ): Promise<StreamResult> {
     // The client's signal is the upstream call's: the client going away aborts the call, before
     // the answer or while its body streams. The stream's own early end destroys the body (pipe).
     const opened = await this.open(attempt, exchange, clientSignal);
@@ -346,7 +383,7 @@ export class AttemptRunner {
           error.kind === 'connect' ? Settlement.notSent(error.kind) : Settlement.unknown(error.kind),
       };
     }
-    attempt?.firstByte();
+    attempt?.firstByte(response.headers);
     if (response.status >= 200 && response.status < 300) return { ok: true, response };
     const info = exchange.refusal(response.status, await readErrorBody(response), response.headers);
     return {

@@ -14,7 +14,7 @@ import type { Logger } from 'pino';
 import { findProfile } from '../catalogue/profiles.js';
 import { GatewayError, ReservationUnavailableError, StoreUnavailableError } from '../errors/gateway-error.js';
 import { type Clock, isoTime } from '../lib/clock.js';
-import { newTimeOrderedId, randomBase32 } from '../lib/ids.js';
+import { newId, newTimeOrderedId, randomBase32 } from '../lib/ids.js';
 import type { RateTicket } from '../limits/inference-limits.js';
 import type { Settlement, SettlementOutcome } from '../money/settlement.js';
 import type { SpendCaps } from '../money/spend-caps.js';
@@ -26,8 +26,16 @@ import {
   type RefusalReason,
 } from '../observability/attempt-observer.js';
 import { noteAttemptReserved, type RequestRecord } from '../observability/request-scope.js';
-import type { ReapedAttempt, ReserveInput, SettledAttempt, SettleInput, Store } from '../store/port.js';
+import type {
+  AttemptAttribution,
+  ReapedAttempt,
+  ReserveInput,
+  SettledAttempt,
+  SettleInput,
+  Store,
+} from '../store/port.js';
 import { InDoubtReservations } from './in-doubt.js';
+import { upstreamRequestIdOf } from './upstream-request-id.js';
 
 /** What an attempt is (its observer labels) and what it reserves. One object per attempt. */
 export interface AttemptPlan extends AttemptLabels {
@@ -42,6 +50,31 @@ export interface AttemptPlan extends AttemptLabels {
    * its rate-limit state at admission and its log line. Absent for background work.
    */
   request?: RequestRecord | undefined;
+  /**
+   * The call, tags, route and trace to log with the attempt when it serves no client request of
+   * this process (a background job's fallback inherits its first attempt's); otherwise they are
+   * read from `request` at reservation.
+   */
+  attribution?: AttemptAttribution | undefined;
+}
+
+/**
+ * What the log keeps of the client request an attempt serves, as it stands when the attempt is
+ * reserved: the request's call id (made by its first attempt), its tags, the targets routing
+ * skipped and the attempts that failed before this one, and its trace.
+ */
+export function attributionOf(request: RequestRecord): AttemptAttribution {
+  request.callId ??= newId('call');
+  return {
+    callId: request.callId,
+    tags: request.tags,
+    route: {
+      index: request.routeTried.length,
+      tried: [...request.routeTried],
+      skipped: [...request.routeSkipped],
+    },
+    traceId: request.traceId,
+  };
 }
 
 function refusalReason(error: unknown): RefusalReason {
@@ -107,6 +140,8 @@ function labelsOf(settled: SettledAttempt): AttemptLabels {
 export class Attempt {
   private settled = false;
   private leaseExpiresMs: number;
+  private firstByteMs: number | null = null;
+  private upstreamRequestId: string | null = null;
 
   constructor(
     readonly id: string,
@@ -126,7 +161,10 @@ export class Attempt {
     return this.watch.within(fn);
   }
 
-  firstByte(): void {
+  /** The answer's headers arrived: the first byte time and the upstream's request id, for the log. */
+  firstByte(headers?: Record<string, string | string[] | undefined>): void {
+    this.firstByteMs ??= Math.max(0, this.ledger.clock.now() - this.startedMs);
+    if (headers) this.upstreamRequestId = upstreamRequestIdOf(headers);
     this.watch.firstByte();
   }
 
@@ -147,6 +185,8 @@ export class Attempt {
         httpStatus: settlement.httpStatus,
         durationMs,
         settledAt: isoTime(now),
+        firstByteMs: this.firstByteMs,
+        upstreamRequestId: this.upstreamRequestId,
       },
       this.leaseExpiresMs,
     );
@@ -275,6 +315,7 @@ export class Ledger {
       createdAt: isoTime(now),
       leaseExpiresAt: isoTime(now + leaseMs),
       owner: durable ? `job:${durable.resourceId}` : this.owner,
+      attribution: plan.attribution ?? (plan.request ? attributionOf(plan.request) : undefined),
     };
     try {
       await this.store.reserve(input);

@@ -10,6 +10,7 @@ export type IdPrefix =
   | 'odef'
   | 'key'
   | 'att'
+  | 'call'
   | 'file'
   | 'batch'
   | 'resp'

@@ -14,7 +14,7 @@ import type { Logger } from 'pino';
 import { plainFieldsLogger } from '../lib/logger.js';
 import { RATE_LIMITS } from '../limits/rate-limit-scope.js';
 import type { CounterCell, GatewayMetrics } from './metrics.js';
-import { newRequestRecord, type RequestRecord } from './request-scope.js';
+import { newRequestRecord, type RequestRecord, traceIdOf } from './request-scope.js';
 import { SpanKind, startSpan, withSpan } from './tracing.js';
 
 interface RequestState {
@@ -91,6 +91,7 @@ export function registerObservabilityHooks(
         parent,
       );
     }
+    record.traceId = span ? span.spanContext().traceId : traceIdOf(request.headers.traceparent);
     const state: RequestState = { record, span, parent };
     request.svcObservability = state;
     reply.raw.once('close', () => finish(request, reply, state));

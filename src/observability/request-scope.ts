@@ -9,6 +9,17 @@
 
 import type { RateLimitName, RateScope } from '../limits/rate-limit-scope.js';
 import type { AttemptTokens, SettlementOutcome } from '../money/settlement.js';
+import type { Attributes, RouteSkipped, RouteTried } from '../store/records.js';
+
+const TRACEPARENT = /^[\da-f]{2}-([\da-f]{32})-[\da-f]{16}-[\da-f]{2}/;
+const ZERO_TRACE = '0'.repeat(32);
+
+/** The trace id of a W3C `traceparent` header, or null when absent or malformed. */
+export function traceIdOf(traceparent: string | string[] | undefined): string | null {
+  if (typeof traceparent !== 'string') return null;
+  const id = TRACEPARENT.exec(traceparent.trim().toLowerCase())?.[1];
+  return id === undefined || id === ZERO_TRACE ? null : id;
+}
 
 export interface RequestRecord {
   projectId: string | null;
@@ -37,6 +48,15 @@ export interface RequestRecord {
   routeSpan: unknown;
   /** The inference rate-limit state of a /v1 request (limits/rate-limit-scope.ts); null elsewhere. */
   rate: RateScope | null;
+  /** The id every attempt of this request shares (the request log's call_id), made by its first attempt. */
+  callId: string | null;
+  /** The model call's tags (`Svc-Tags`, governance/attributes.ts); null when none were sent. */
+  tags: Attributes | null;
+  /** The trace this request belongs to: its span's, or the inbound `traceparent`'s with tracing off. */
+  traceId: string | null;
+  /** Targets routing skipped and attempts that failed so far (each attempt's `route` in the log). */
+  routeSkipped: RouteSkipped[];
+  routeTried: RouteTried[];
 }
 
 export function newRequestRecord(): RequestRecord {
@@ -57,6 +77,11 @@ export function newRequestRecord(): RequestRecord {
     rateLimit: null,
     routeSpan: undefined,
     rate: null,
+    callId: null,
+    tags: null,
+    traceId: null,
+    routeSkipped: [],
+    routeTried: [],
   };
 }
 

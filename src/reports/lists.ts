@@ -5,6 +5,7 @@
  * rows written while a client pages.
  */
 import { GatewayError } from '../errors/gateway-error.js';
+import { attributeFilters } from '../governance/attributes.js';
 import type { Caller } from '../governance/service.js';
 import { outcomeBody, runBody, workUnitBody } from '../governance/views.js';
 import type { Clock } from '../lib/clock.js';
@@ -79,7 +80,11 @@ export class Lists {
   constructor(private readonly deps: ListDeps) {}
 
   async workUnits(caller: Caller, query: Query): Promise<ListPage> {
-    const params = new Params(query, ['status', 'created_from', 'created_to', 'limit', 'cursor']);
+    const params = new Params(
+      query,
+      ['status', 'created_from', 'created_to', 'limit', 'cursor'],
+      ['metadata.'],
+    );
     const limit = params.limit();
     const cursor = params.text('cursor');
     const rows = await this.deps.store.reports.listWorkUnits({
@@ -87,6 +92,7 @@ export class Lists {
       status: params.oneOf('status', ['open', 'closed'] as const),
       createdFrom: params.time('created_from'),
       createdTo: params.time('created_to'),
+      metadata: attributeFilters(query, 'metadata'),
       after: cursor === undefined ? undefined : decodeCreatedCursor('work_units', cursor),
       limit: limit + 1,
     });
@@ -94,7 +100,11 @@ export class Lists {
   }
 
   async runs(caller: Caller, query: Query): Promise<ListPage> {
-    const params = new Params(query, ['work_unit_id', 'status', 'budget_state', 'limit', 'cursor']);
+    const params = new Params(
+      query,
+      ['work_unit_id', 'status', 'budget_state', 'limit', 'cursor'],
+      ['metadata.'],
+    );
     const limit = params.limit();
     const cursor = params.text('cursor');
     const now = this.deps.clock.now();
@@ -104,6 +114,7 @@ export class Lists {
       status: params.oneOf('status', ['active', 'closed', 'expired'] as const),
       budgetState: params.oneOf('budget_state', ['available', 'fully_reserved', 'depleted'] as const),
       nowIso: new Date(now).toISOString(),
+      metadata: attributeFilters(query, 'metadata'),
       after: cursor === undefined ? undefined : decodeCreatedCursor('runs', cursor),
       limit: limit + 1,
     });

@@ -16,13 +16,16 @@ export function badParameter(name: string, problem: string): GatewayError {
 }
 
 export class Params {
+  /** `prefixes`: families of parameters allowed besides `allowed` (`metadata.` for `metadata.<key>`). */
   constructor(
     private readonly query: Query,
     allowed: readonly string[],
+    prefixes: readonly string[] = [],
   ) {
     for (const name of Object.keys(query)) {
-      if (!allowed.includes(name)) {
-        throw badParameter(name, `unknown parameter (allowed: ${allowed.join(', ')}).`);
+      if (!allowed.includes(name) && !prefixes.some((prefix) => name.startsWith(prefix))) {
+        const families = prefixes.map((prefix) => `${prefix}<key>`);
+        throw badParameter(name, `unknown parameter (allowed: ${[...allowed, ...families].join(', ')}).`);
       }
     }
   }

@@ -19,6 +19,7 @@ import type { FilesRepository } from './files-port.js';
 import type { JobsRepository } from './jobs-port.js';
 import type { KeysRepository } from './keys-port.js';
 import type {
+  AttemptAttribution,
   AttemptIdentity,
   AttemptState,
   AuditEntry,
@@ -34,6 +35,7 @@ import type {
   WorkUnit,
 } from './records.js';
 import type { ReportsRepository } from './reports-port.js';
+import type { RequestLogRepository } from './request-log-port.js';
 
 /** The shared records (records.ts) are part of the port. */
 export type * from './records.js';
@@ -103,6 +105,8 @@ export interface ReserveInput {
   connection: string;
   profile: string;
   upstreamModel: string;
+  /** The call, tags, route and trace the attempt serves (absent: none known). */
+  attribution?: AttemptAttribution;
 }
 
 export interface SettleInput {
@@ -116,6 +120,10 @@ export interface SettleInput {
   httpStatus: number | null;
   durationMs: number;
   settledAt: string;
+  /** Milliseconds from the reservation to the answer's first byte (null: none arrived). */
+  firstByteMs?: number | null;
+  /** The upstream's own id of the request (its `request-id` / `x-request-id` header). */
+  upstreamRequestId?: string | null;
 }
 
 /**
@@ -159,6 +167,8 @@ export interface Store {
   readonly reports: ReportsRepository;
   /** Gateway Keys managed over the API and the CLI (keys-port.ts). */
   readonly keys: KeysRepository;
+  /** Every attempt of a Project, settled or open (request-log-port.ts). */
+  readonly requestLog: RequestLogRepository;
   migrate(): Promise<void>;
   /** Resolves when the store answers a trivial query; rejects with StoreUnavailableError otherwise. */
   ping(): Promise<void>;

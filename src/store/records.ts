@@ -48,6 +48,12 @@ export interface FrozenDefinition {
   version: number;
 }
 
+/**
+ * String attributes for attribution (docs/request-log.md, governance/attributes.ts holds the
+ * limits): a Work Unit's or Run's `metadata`, a model call's tags.
+ */
+export type Attributes = Record<string, string>;
+
 export interface WorkUnit {
   id: string;
   projectId: string;
@@ -55,6 +61,8 @@ export interface WorkUnit {
   createdAt: string;
   closedAt: string | null;
   definitions: FrozenDefinition[];
+  /** Set at creation; absent or null: none given. */
+  metadata?: Attributes | null;
 }
 
 export interface Run {
@@ -73,6 +81,8 @@ export interface Run {
   expiresAt: string;
   closedAt: string | null;
   closeReason: string | null;
+  /** Set at creation; absent or null: none given. Overlays its Work Unit's on the audit rows. */
+  metadata?: Attributes | null;
 }
 
 export interface Outcome {
@@ -131,6 +141,42 @@ export interface AttemptIdentity {
   upstreamModel: string;
 }
 
+/** A target routing tried before an attempt, and how that try ended. */
+export interface RouteTried {
+  attempt_id: string;
+  connection: string;
+  outcome: string;
+  /** The failure as the runner names it (`http_503`, `timeout`, ...) or the client error's code. */
+  error: string;
+}
+
+/** A target routing skipped before any attempt, with its reason code and details. */
+export interface RouteSkipped {
+  connection: string;
+  code: string;
+  reasons: string[];
+}
+
+/** Where an attempt sits in its call's route (stored as JSON; snake_case as the API shows it). */
+export interface AttemptRoute {
+  /** This attempt's position among the call's attempts (0: the first). */
+  index: number;
+  tried: RouteTried[];
+  skipped: RouteSkipped[];
+}
+
+/**
+ * What the log tells about an attempt beyond its identity: the client request it served (call_id,
+ * shared by every attempt of that request), the request's tags, its route and trace. Stored on
+ * the attempt at reservation and copied to its audit entry at settlement.
+ */
+export interface AttemptAttribution {
+  callId: string | null;
+  tags: Attributes | null;
+  route: AttemptRoute | null;
+  traceId: string | null;
+}
+
 export interface AuditEntry extends AttemptIdentity {
   sequence: number;
   attemptId: string;
@@ -145,4 +191,13 @@ export interface AuditEntry extends AttemptIdentity {
   overran: boolean;
   createdAt: string;
   settledAt: string;
+  /** Migration 11's columns (null on rows written before it). */
+  workUnitId?: string | null;
+  tags?: Attributes | null;
+  metadata?: Attributes | null;
+  route?: AttemptRoute | null;
+  callId?: string | null;
+  firstByteMs?: number | null;
+  upstreamRequestId?: string | null;
+  traceId?: string | null;
 }

@@ -3,6 +3,7 @@
  * PostgreSQL adapter numbers them ($1, $2, ...). The few dialect differences (booleans, the time
  * bucket, the spend source) are parameters of the builders.
  */
+import type { Attributes } from './records.js';
 import {
   type OutcomeListQuery,
   type RunListQuery,
@@ -42,7 +43,7 @@ export function numbered(sql: string): string {
 }
 
 /** WHERE conditions and their values, in placeholder order. */
-class Conditions {
+export class Conditions {
   readonly where: string[] = [];
   readonly values: unknown[] = [];
   add(condition: string, ...values: unknown[]): void {
@@ -58,9 +59,28 @@ function flag(dialect: Dialect, value: boolean): unknown {
   return dialect === 'sqlite' ? (value ? 1 : 0) : value;
 }
 
-export function workUnitListSql(query: WorkUnitListQuery): Statement {
+/**
+ * One condition per attribute filter on a JSON column (`metadata`, `tags`): PostgreSQL tests
+ * containment (`@>`, served by the column's GIN index), SQLite extracts the key (quoted, so a key
+ * with dots is one key).
+ */
+export function attributeConditions(
+  c: Conditions,
+  dialect: Dialect,
+  column: string,
+  filters: Attributes | undefined,
+): void {
+  if (filters === undefined) return;
+  for (const [key, value] of Object.entries(filters)) {
+    if (dialect === 'postgres') c.add(`${column} @> ?::jsonb`, JSON.stringify({ [key]: value }));
+    else c.add(`json_extract(${column}, ?) = ?`, `$."${key}"`, value);
+  }
+}
+
+export function workUnitListSql(query: WorkUnitListQuery, dialect: Dialect): Statement {
   const c = new Conditions();
   c.add('project_id = ?', query.projectId);
+  attributeConditions(c, dialect, 'metadata', query.metadata);
   if (query.status !== undefined) c.add('status = ?', query.status);
   if (query.createdFrom !== undefined) c.add('created_at >= ?', query.createdFrom);
   if (query.createdTo !== undefined) c.add('created_at < ?', query.createdTo);
@@ -73,9 +93,10 @@ export function workUnitListSql(query: WorkUnitListQuery): Statement {
   };
 }
 
-export function runListSql(query: RunListQuery): Statement {
+export function runListSql(query: RunListQuery, dialect: Dialect): Statement {
   const c = new Conditions();
   c.add('project_id = ?', query.projectId);
+  attributeConditions(c, dialect, 'metadata', query.metadata);
   if (query.workUnitId !== undefined) c.add('work_unit_id = ?', query.workUnitId);
   switch (query.status) {
     case undefined:

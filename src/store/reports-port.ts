@@ -4,7 +4,7 @@
  * integers (bigint, summed by the database as integers, never as floats). The use cases in
  * reports/ turn these rows into pages and report bodies.
  */
-import type { AuditEntry, Outcome, Run, WorkUnit } from './records.js';
+import type { Attributes, AuditEntry, Outcome, Run, WorkUnit } from './records.js';
 
 /** Keyset position of a list ordered by (created_at DESC, id DESC). */
 export interface CreatedPosition {
@@ -18,6 +18,8 @@ export interface WorkUnitListQuery {
   /** Inclusive lower and exclusive upper bound on created_at (RFC 3339). */
   createdFrom?: string;
   createdTo?: string;
+  /** `metadata.<key>=<value>` filters, ANDed. */
+  metadata?: Attributes;
   after?: CreatedPosition;
   limit: number;
 }
@@ -32,6 +34,8 @@ export interface RunListQuery {
   budgetState?: BudgetStateFilter;
   /** The clock, for the derived status (expired = active and expires_at <= now). */
   nowIso: string;
+  /** `metadata.<key>=<value>` filters, ANDed (the Run's own metadata). */
+  metadata?: Attributes;
   after?: CreatedPosition;
   limit: number;
 }

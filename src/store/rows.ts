@@ -3,7 +3,9 @@ import type { SettlementOutcome } from '../money/settlement.js';
 import type { NewManagedKey } from './keys-port.js';
 import type {
   AttemptIdentity,
+  AttemptRoute,
   AttemptState,
+  Attributes,
   AuditEntry,
   KeyRecord,
   Outcome,
@@ -11,6 +13,7 @@ import type {
   SettledAttempt,
   WorkUnit,
 } from './port.js';
+import type { LoggedAttempt } from './request-log-port.js';
 
 export type Row = Record<string, unknown>;
 
@@ -24,6 +27,10 @@ function optionalText(value: unknown): string | null {
 
 function json<T>(value: unknown): T {
   return (typeof value === 'string' ? JSON.parse(value) : value) as T;
+}
+
+function optionalJson<T>(value: unknown): T | null {
+  return value === null || value === undefined ? null : json<T>(value);
 }
 
 function flag(value: unknown): boolean {
@@ -56,6 +63,7 @@ export function workUnitFromRow(row: Row): WorkUnit {
     createdAt: text(row.created_at),
     closedAt: optionalText(row.closed_at),
     definitions: json<WorkUnit['definitions']>(row.definitions),
+    metadata: optionalJson<Attributes>(row.metadata),
   };
 }
 
@@ -74,6 +82,7 @@ export function runFromRow(row: Row): Run {
     expiresAt: text(row.expires_at),
     closedAt: optionalText(row.closed_at),
     closeReason: optionalText(row.close_reason),
+    metadata: optionalJson<Attributes>(row.metadata),
   };
 }
 
@@ -145,6 +154,44 @@ export function auditFromRow(row: Row): AuditEntry {
     overran: flag(row.overran),
     createdAt: text(row.created_at),
     settledAt: text(row.settled_at),
+    workUnitId: optionalText(row.work_unit_id),
+    tags: optionalJson<Attributes>(row.tags),
+    metadata: optionalJson<Attributes>(row.metadata),
+    route: optionalJson<AttemptRoute>(row.route),
+    callId: optionalText(row.call_id),
+    firstByteMs: optionalNumber(row.first_byte_ms),
+    upstreamRequestId: optionalText(row.upstream_request_id),
+    traceId: optionalText(row.trace_id),
+  };
+}
+
+/**
+ * A row of the request log (request-log-sql.ts): an audit entry, or an open attempt under the
+ * audit trail's column names (its settlement's columns absent).
+ */
+export function loggedAttemptFromRow(row: Row): LoggedAttempt {
+  const settled = row.settled_at !== undefined && row.settled_at !== null;
+  const entry = settled ? auditFromRow(row) : undefined;
+  return {
+    attemptId: text(row.attempt_id),
+    callId: optionalText(row.call_id),
+    ...attemptIdentityFromRow(row),
+    workUnitId: optionalText(row.work_unit_id),
+    state: row.state as AttemptState,
+    outcome: entry ? entry.outcome : null,
+    httpStatus: entry ? entry.httpStatus : null,
+    reservationMicrosUsd: Number(row.reservation),
+    costMicrosUsd: entry ? entry.costMicrosUsd : null,
+    usage: entry ? entry.usage : null,
+    tags: optionalJson<Attributes>(row.tags),
+    metadata: optionalJson<Attributes>(row.metadata),
+    route: optionalJson<AttemptRoute>(row.route),
+    firstByteMs: optionalNumber(row.first_byte_ms),
+    durationMs: entry ? entry.durationMs : null,
+    upstreamRequestId: optionalText(row.upstream_request_id),
+    traceId: optionalText(row.trace_id),
+    createdAt: text(row.created_at),
+    settledAt: entry ? entry.settledAt : null,
   };
 }
 
@@ -164,4 +211,9 @@ export function managedKeyValues(key: NewManagedKey): unknown[] {
     key.models === null ? null : JSON.stringify(key.models),
     JSON.stringify(key.limits),
   ];
+}
+
+/** A Work Unit's or Run's metadata as both adapters store it (JSON text; JSONB casts it); none: null. */
+export function metadataText(metadata: Attributes | null | undefined): string | null {
+  return metadata === null || metadata === undefined ? null : JSON.stringify(metadata);
 }

@@ -208,7 +208,7 @@ export class ResponsesService {
       connection: pinned,
     });
     for (const away of plan.skipped) {
-      this.deps.runner.routedAway(alias.alias, away.connection, away.code, call.caller.request);
+      this.deps.runner.routedAway(alias.alias, away.connection, away.code, call.caller.request, away.reasons);
     }
     const planned = plan.eligible[0]!;
     const attemptPlan = messagesAttemptPlan({

@@ -181,7 +181,8 @@ export class MessagesService {
     const skipped: SkippedTarget[] = [...plan.skipped];
     const { runner } = this.deps;
     const record = input.caller.request;
-    for (const away of plan.skipped) runner.routedAway(alias.alias, away.connection, away.code, record);
+    for (const away of plan.skipped)
+      runner.routedAway(alias.alias, away.connection, away.code, record, away.reasons);
     let lastError: GatewayError | undefined;
     let failedOn: string | undefined;
     let failure = '';

@@ -19,7 +19,7 @@ import type {
   Run,
   WorkUnit,
 } from '../port.js';
-import { outcomeFromRow, type Row, runFromRow, workUnitFromRow } from '../rows.js';
+import { metadataText, outcomeFromRow, type Row, runFromRow, workUnitFromRow } from '../rows.js';
 import { nextRevision, outcomeWindowOpen, runCreationFailure } from '../rules.js';
 
 type Client = pg.PoolClient;
@@ -33,8 +33,15 @@ export interface Write<T> {
 export async function insertWorkUnit(client: Client, input: CreateWorkUnitInput): Promise<Write<WorkUnit>> {
   const unit = input.workUnit;
   await client.query(
-    'INSERT INTO work_units (id, project_id, status, created_at, closed_at, definitions) VALUES ($1, $2, $3, $4, NULL, $5)',
-    [unit.id, unit.projectId, unit.status, unit.createdAt, JSON.stringify(unit.definitions)],
+    'INSERT INTO work_units (id, project_id, status, created_at, closed_at, definitions, metadata) VALUES ($1, $2, $3, $4, NULL, $5, $6)',
+    [
+      unit.id,
+      unit.projectId,
+      unit.status,
+      unit.createdAt,
+      JSON.stringify(unit.definitions),
+      metadataText(unit.metadata),
+    ],
   );
   return { record: unit, status: 201 };
 }
@@ -76,9 +83,17 @@ export async function insertRun(client: Client, input: CreateRunInput): Promise<
     );
   }
   await client.query(
-    `INSERT INTO runs (id, project_id, work_unit_id, budget, status, created_at, expires_at)
-     VALUES ($1, $2, $3, $4, 'active', $5, $6)`,
-    [run.id, run.projectId, run.workUnitId, run.budgetMicrosUsd, run.createdAt, run.expiresAt],
+    `INSERT INTO runs (id, project_id, work_unit_id, budget, status, created_at, expires_at, metadata)
+     VALUES ($1, $2, $3, $4, 'active', $5, $6, $7)`,
+    [
+      run.id,
+      run.projectId,
+      run.workUnitId,
+      run.budgetMicrosUsd,
+      run.createdAt,
+      run.expiresAt,
+      metadataText(run.metadata),
+    ],
   );
   return { record: run, status: 201 };
 }

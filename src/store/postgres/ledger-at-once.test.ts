@@ -267,7 +267,7 @@ describePostgres('ledger in one statement (PostgreSQL)', () => {
         `PREPARE settle_batch(${SETTLE_AT_ONCE.parameters}) AS ${SETTLE_AT_ONCE.ctes} SELECT id FROM done`,
       );
       const { rows } = await client.query(
-        "EXPLAIN EXECUTE settle_batch('{att_a}', '{settled}', '{1}', '{2026-01-01T00:00:00Z}', '{completed}', '{1}', '{1}', '{0}', '{0}', '{200}', '{1}')",
+        "EXPLAIN EXECUTE settle_batch('{att_a}', '{settled}', '{1}', '{2026-01-01T00:00:00Z}', '{completed}', '{1}', '{1}', '{0}', '{0}', '{200}', '{1}', '{5}', '{req_1}')",
       );
       return rows.map((row) => String(row['QUERY PLAN'])).join('\n');
     } finally {

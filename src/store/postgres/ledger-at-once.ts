@@ -26,7 +26,7 @@ import { isoTime } from '../../lib/clock.js';
 import { reservationCounters } from '../../money/spend-caps.js';
 import type { ReserveInput, SettleInput } from '../port.js';
 import type { Row } from '../rows.js';
-import { attemptColumns } from './ledger-columns.js';
+import { attemptColumns, attributionColumns, firstByte } from './ledger-columns.js';
 
 /** One statement outside an explicit transaction (the caller's pool, gate and error mapping). */
 export type Query = (text: string, values: unknown[]) => Promise<{ rows: Row[] }>;
@@ -63,7 +63,8 @@ export async function reserveAtOnce(query: Query, inputs: ReserveInput[]): Promi
   const result = await query(
     `SELECT svc_reserve_at_once($1::text[], $2::text[], $3::text[], $4::text[], $5::bigint[], $6::timestamptz[],
        $7::text[], $8::text[], $9::text[], $10::text[], $11::text[], $12::text[], $13::timestamptz[], $14::text[],
-       $15::bigint, $16::text, $17::text, $18::timestamptz) AS inserted`,
+       $15::bigint, $16::text, $17::text, $18::timestamptz, $19::text[], $20::text[], $21::text[], $22::text[])
+       AS inserted`,
     [
       ...attemptColumns(inputs),
       [...new Set(inputs.map((input) => input.keyId))],
@@ -71,6 +72,7 @@ export async function reserveAtOnce(query: Query, inputs: ReserveInput[]): Promi
       target.runId,
       target.projectId,
       isoTime(latest),
+      ...attributionColumns(inputs),
     ],
   );
   return Number(result.rows[0]?.inserted) === inputs.length;
@@ -88,7 +90,7 @@ export async function settleAtOnce(query: Query, inputs: SettleInput[]): Promise
   // svc_settle_at_once (migration-ledger-functions.ts): the ids it settled.
   const result = await query(
     `SELECT svc_settle_at_once($1::text[], $2::text[], $3::bigint[], $4::timestamptz[], $5::text[], $6::bigint[],
-       $7::bigint[], $8::bigint[], $9::bigint[], $10::int[], $11::bigint[]) AS settled`,
+       $7::bigint[], $8::bigint[], $9::bigint[], $10::int[], $11::bigint[], $12::bigint[], $13::text[]) AS settled`,
     [
       column((input) => input.attemptId),
       column((input) => input.state),
@@ -101,6 +103,8 @@ export async function settleAtOnce(query: Query, inputs: SettleInput[]): Promise
       column((input) => input.usage?.cacheReadInputTokens ?? null),
       column((input) => input.httpStatus),
       column((input) => Math.round(input.durationMs)),
+      column((input) => firstByte(input)),
+      column((input) => input.upstreamRequestId ?? null),
     ],
   );
   return new Set((result.rows[0]?.settled as string[] | undefined) ?? []);

@@ -36,7 +36,19 @@ import { type Row, runFromRow } from '../rows.js';
 import { reserveFailure, settlementAmounts } from '../rules.js';
 import { addReservationsIn, prepareCapsIn, settleCountersIn } from './caps.js';
 import type { BatchOutcome } from './group-commit.js';
-import { ATTEMPT_COLUMNS, AUDIT_COLUMNS, attemptColumns } from './ledger-columns.js';
+import {
+  ATTEMPT_COLUMNS,
+  AUDIT_COLUMNS,
+  AUDIT_RUN_COLUMNS,
+  AUDIT_RUN_JOIN,
+  attemptColumns,
+  attributionColumns,
+  firstByte,
+} from './ledger-columns.js';
+
+/** A JSONB column read back (an object) as the text a `::jsonb` cast takes again; null stays null. */
+const jsonText = (value: unknown): string | null =>
+  value === null || value === undefined ? null : typeof value === 'string' ? value : JSON.stringify(value);
 
 const sortedUnique = (values: Array<string | null>): string[] =>
   [...new Set(values.filter((value): value is string => value !== null))].sort();
@@ -99,15 +111,17 @@ export async function reserveBatch(client: pg.PoolClient, inputs: ReserveInput[]
   await client.query(
     `WITH reserved AS (${runsUpdate}) INSERT INTO attempts (${ATTEMPT_COLUMNS})
      SELECT id, project_id, key_id, run_id, 'reserved', reservation, lease_expires_at, owner, endpoint, alias,
-       connection, profile, upstream_model, created_at, cap_counters::jsonb
+       connection, profile, upstream_model, created_at, cap_counters::jsonb, call_id, tags::jsonb, route::jsonb, trace_id
      FROM unnest($3::text[], $4::text[], $5::text[], $6::text[], $7::bigint[], $8::timestamptz[], $9::text[],
-       $10::text[], $11::text[], $12::text[], $13::text[], $14::text[], $15::timestamptz[], $16::text[])
+       $10::text[], $11::text[], $12::text[], $13::text[], $14::text[], $15::timestamptz[], $16::text[],
+       $17::text[], $18::text[], $19::text[], $20::text[])
        AS d(id, project_id, key_id, run_id, reservation, lease_expires_at, owner, endpoint, alias, connection,
-         profile, upstream_model, created_at, cap_counters)`,
+         profile, upstream_model, created_at, cap_counters, call_id, tags, route, trace_id)`,
     [
       ...runsValues,
       ...attemptColumns(admitted),
       capCounters.map((counters) => (counters === null ? null : JSON.stringify(counters))),
+      ...attributionColumns(admitted),
     ],
   );
   return outcomes;
@@ -200,16 +214,21 @@ export async function settleLocked(
          WHERE attempts.id = d.id
        )
        INSERT INTO audit (${AUDIT_COLUMNS})
-       SELECT attempt_id, project_id, key_id, run_id, endpoint, alias, connection, profile, upstream_model, state,
-         reservation, cost, input_tokens, output_tokens, cache_creation_input_tokens, cache_read_input_tokens, outcome,
-         http_status, duration_ms, overran, created_at, settled_at
+       SELECT s.attempt_id, s.project_id, s.key_id, s.run_id, s.endpoint, s.alias, s.connection, s.profile,
+         s.upstream_model, s.state, s.reservation, s.cost, s.input_tokens, s.output_tokens,
+         s.cache_creation_input_tokens, s.cache_read_input_tokens, s.outcome, s.http_status, s.duration_ms, s.overran,
+         s.created_at, s.settled_at, ${AUDIT_RUN_COLUMNS}, s.call_id, s.tags::jsonb, s.route::jsonb, s.trace_id,
+         s.first_byte_ms, s.upstream_request_id
        FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[],
          $9::text[], $10::text[], $11::bigint[], $12::bigint[], $13::bigint[], $14::bigint[], $15::bigint[],
-         $16::bigint[], $17::text[], $18::int[], $19::bigint[], $20::boolean[], $21::timestamptz[], $22::timestamptz[])
-         WITH ORDINALITY AS d(attempt_id, project_id, key_id, run_id, endpoint, alias, connection, profile,
+         $16::bigint[], $17::text[], $18::int[], $19::bigint[], $20::boolean[], $21::timestamptz[], $22::timestamptz[],
+         $23::text[], $24::text[], $25::text[], $26::text[], $27::bigint[], $28::text[])
+         WITH ORDINALITY AS s(attempt_id, project_id, key_id, run_id, endpoint, alias, connection, profile,
            upstream_model, state, reservation, cost, input_tokens, output_tokens, cache_creation_input_tokens,
-           cache_read_input_tokens, outcome, http_status, duration_ms, overran, created_at, settled_at, position)
-       ORDER BY position`,
+           cache_read_input_tokens, outcome, http_status, duration_ms, overran, created_at, settled_at, call_id, tags,
+           route, trace_id, first_byte_ms, upstream_request_id, position)
+         ${AUDIT_RUN_JOIN}
+       ORDER BY s.position`,
       [
         column((entry) => entry.input.attemptId),
         column((entry) => entry.attempt.project_id),
@@ -233,6 +252,12 @@ export async function settleLocked(
         column((entry) => entry.amounts.overrun > 0),
         column((entry) => entry.attempt.created_at),
         column((entry) => entry.input.settledAt),
+        column((entry) => entry.attempt.call_id ?? null),
+        column((entry) => jsonText(entry.attempt.tags)),
+        column((entry) => jsonText(entry.attempt.route)),
+        column((entry) => entry.attempt.trace_id ?? null),
+        column((entry) => firstByte(entry.input)),
+        column((entry) => entry.input.upstreamRequestId ?? null),
       ],
     );
   }

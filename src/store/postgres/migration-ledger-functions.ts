@@ -22,7 +22,7 @@
  * the function (`CREATE OR REPLACE FUNCTION`) from the same constants.
  */
 import { settlementAmountsSql } from '../rules.js';
-import { ATTEMPT_COLUMNS, AUDIT_COLUMNS } from './ledger-columns.js';
+import { ATTEMPT_COLUMNS, AUDIT_COLUMNS, AUDIT_RUN_COLUMNS, AUDIT_RUN_JOIN } from './ledger-columns.js';
 
 /** The settings each function runs with, as SET clauses of its definition. */
 export const LEDGER_FUNCTION_SETTINGS: ReadonlyArray<readonly [string, string]> = [
@@ -41,7 +41,7 @@ export interface LedgerStatement {
 /** The reservation batch; `done` returns one row per attempt inserted. */
 export const RESERVE_AT_ONCE: LedgerStatement = {
   parameters: `text[], text[], text[], text[], bigint[], timestamptz[], text[], text[], text[], text[], text[], text[],
-  timestamptz[], text[], bigint, text, text, timestamptz`,
+  timestamptz[], text[], bigint, text, text, timestamptz, text[], text[], text[], text[]`,
   // A key whose limits name any cap leaves the batch to ledger-batch.ts, which reads them (a managed
   // key without caps stores '{}'). The Run must outlive the latest 'now' of the batch.
   ctes: `WITH capped AS (
@@ -54,10 +54,10 @@ export const RESERVE_AT_ONCE: LedgerStatement = {
   ), done AS (
     INSERT INTO attempts (${ATTEMPT_COLUMNS})
     SELECT id, project_id, key_id, run_id, 'reserved', reservation, lease_expires_at, owner, endpoint, alias,
-      connection, profile, upstream_model, created_at, NULL
-    FROM unnest($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
+      connection, profile, upstream_model, created_at, NULL, call_id, tags::jsonb, route::jsonb, trace_id
+    FROM unnest($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $19, $20, $21, $22)
       AS d(id, project_id, key_id, run_id, reservation, lease_expires_at, owner, endpoint, alias, connection,
-        profile, upstream_model, created_at)
+        profile, upstream_model, created_at, call_id, tags, route, trace_id)
     WHERE NOT EXISTS (SELECT 1 FROM capped) AND ($16 IS NULL OR EXISTS (SELECT 1 FROM reserved))
     RETURNING id
   )`,
@@ -66,11 +66,12 @@ export const RESERVE_AT_ONCE: LedgerStatement = {
 /** The settlement batch; `done` returns the id of each attempt settled. */
 export const SETTLE_AT_ONCE: LedgerStatement = {
   parameters:
-    'text[], text[], bigint[], timestamptz[], text[], bigint[], bigint[], bigint[], bigint[], int[], bigint[]',
+    'text[], text[], bigint[], timestamptz[], text[], bigint[], bigint[], bigint[], bigint[], int[], bigint[], bigint[], text[]',
   ctes: `WITH d AS (
-    SELECT * FROM unnest($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
+    SELECT * FROM unnest($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
       WITH ORDINALITY AS d(id, state, cost, settled_at, outcome, input_tokens, output_tokens,
-        cache_creation_input_tokens, cache_read_input_tokens, http_status, duration_ms, position)
+        cache_creation_input_tokens, cache_read_input_tokens, http_status, duration_ms, first_byte_ms,
+        upstream_request_id, position)
   ), locked AS MATERIALIZED (
     SELECT id, state = 'reserved' AND cap_counters IS NULL AS open
     FROM attempts WHERE id = ANY($1) ORDER BY id FOR UPDATE
@@ -80,7 +81,8 @@ export const SETTLE_AT_ONCE: LedgerStatement = {
     RETURNING a.id, a.project_id, a.key_id, a.run_id, a.endpoint, a.alias, a.connection, a.profile,
       a.upstream_model, a.state, a.reservation, a.cost, a.created_at, a.settled_at, a.outcome, d.position,
       d.input_tokens, d.output_tokens, d.cache_creation_input_tokens, d.cache_read_input_tokens,
-      d.http_status, d.duration_ms, ${AMOUNTS.overrun} AS overrun, ${AMOUNTS.unknown} AS unknown
+      d.http_status, d.duration_ms, ${AMOUNTS.overrun} AS overrun, ${AMOUNTS.unknown} AS unknown,
+      a.call_id, a.tags, a.route, a.trace_id, d.first_byte_ms, d.upstream_request_id
   ), locked_runs AS (
     SELECT id FROM runs WHERE id IN (SELECT run_id FROM settled) ORDER BY id FOR UPDATE
   ), runs_settled AS (
@@ -92,19 +94,23 @@ export const SETTLE_AT_ONCE: LedgerStatement = {
     WHERE runs.id = s.run_id AND runs.id IN (SELECT id FROM locked_runs)
   ), done AS (
     INSERT INTO audit (${AUDIT_COLUMNS})
-    SELECT id, project_id, key_id, run_id, endpoint, alias, connection, profile, upstream_model, state, reservation,
-      cost, input_tokens, output_tokens, cache_creation_input_tokens, cache_read_input_tokens, outcome, http_status,
-      duration_ms, overrun > 0, created_at, settled_at
-    FROM settled ORDER BY position
+    SELECT s.id, s.project_id, s.key_id, s.run_id, s.endpoint, s.alias, s.connection, s.profile, s.upstream_model,
+      s.state, s.reservation, s.cost, s.input_tokens, s.output_tokens, s.cache_creation_input_tokens,
+      s.cache_read_input_tokens, s.outcome, s.http_status, s.duration_ms, s.overrun > 0, s.created_at, s.settled_at,
+      ${AUDIT_RUN_COLUMNS}, s.call_id, s.tags, s.route, s.trace_id, s.first_byte_ms, s.upstream_request_id
+    FROM settled s ${AUDIT_RUN_JOIN} ORDER BY s.position
     RETURNING attempt_id AS id
   )`,
 };
 
-export const POSTGRES_MIGRATION_LEDGER_FUNCTIONS = {
-  version: 9,
-  name: 'ledger: the one-statement batches as functions, planned once per connection',
-  sql: `
-CREATE FUNCTION svc_reserve_at_once(${RESERVE_AT_ONCE.parameters}) RETURNS bigint LANGUAGE plpgsql ${SETTINGS} AS $fn$
+/**
+ * The two functions' definitions from the statements above. Migration 9 creates them; a later
+ * migration that changes a statement replaces them with `CREATE OR REPLACE` (after dropping the
+ * previous signature when the parameters changed: migration-request-log.ts).
+ */
+export function ledgerFunctionsSql(create: 'CREATE' | 'CREATE OR REPLACE'): string {
+  return `
+${create} FUNCTION svc_reserve_at_once(${RESERVE_AT_ONCE.parameters}) RETURNS bigint LANGUAGE plpgsql ${SETTINGS} AS $fn$
 DECLARE
   inserted bigint;
 BEGIN
@@ -114,7 +120,7 @@ BEGIN
 END
 $fn$;
 
-CREATE FUNCTION svc_settle_at_once(${SETTLE_AT_ONCE.parameters}) RETURNS text[] LANGUAGE plpgsql ${SETTINGS} AS $fn$
+${create} FUNCTION svc_settle_at_once(${SETTLE_AT_ONCE.parameters}) RETURNS text[] LANGUAGE plpgsql ${SETTINGS} AS $fn$
 DECLARE
   settled_ids text[];
 BEGIN
@@ -123,5 +129,11 @@ BEGIN
   RETURN settled_ids;
 END
 $fn$;
-`,
+`;
+}
+
+export const POSTGRES_MIGRATION_LEDGER_FUNCTIONS = {
+  version: 9,
+  name: 'ledger: the one-statement batches as functions, planned once per connection',
+  sql: ledgerFunctionsSql('CREATE'),
 };

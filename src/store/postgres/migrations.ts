@@ -13,6 +13,7 @@ import { POSTGRES_MIGRATION_LEDGER_FUNCTIONS } from './migration-ledger-function
 import { POSTGRES_MIGRATION_RATE_BUCKETS } from './migration-rate-buckets.js';
 import { POSTGRES_MIGRATION_REPORT_ROLLUPS } from './migration-report-rollups.js';
 import { POSTGRES_MIGRATION_REPORTS } from './migration-reports.js';
+import { POSTGRES_MIGRATION_REQUEST_LOG } from './migration-request-log.js';
 import { POSTGRES_MIGRATION_RESOURCE_LISTS } from './migration-resource-lists.js';
 import { POSTGRES_MIGRATION_SETTLEMENT_OUTCOMES } from './migration-settlement-outcomes.js';
 
@@ -184,4 +185,5 @@ CREATE TRIGGER audit_append_only_truncate BEFORE TRUNCATE ON audit
   POSTGRES_MIGRATION_REPORT_ROLLUPS,
   POSTGRES_MIGRATION_LEDGER_FUNCTIONS,
   POSTGRES_MIGRATION_RESOURCE_LISTS,
+  POSTGRES_MIGRATION_REQUEST_LOG,
 ];

@@ -8,6 +8,7 @@ import { defineCapsContract } from '../contract/caps-contract.js';
 import { defineFilesContract } from '../contract/files-contract.js';
 import { defineJobsContract } from '../contract/jobs-contract.js';
 import { defineReportsContract } from '../contract/reports-contract.js';
+import { defineRequestLogContract } from '../contract/request-log-contract.js';
 import { defineStoreContract } from '../contract/store-contract.js';
 import type { Idempotency, Store } from '../port.js';
 import { PostgresStore } from './postgres-store.js';
@@ -111,6 +112,7 @@ describePostgres('postgres store', () => {
   defineFilesContract('postgres', openPostgres);
   defineJobsContract('postgres', openPostgres);
   defineReportsContract('postgres', openPostgres);
+  defineRequestLogContract('postgres', openPostgres);
 
   describe('across replicas and failures', () => {
     const closers: Array<() => Promise<void>> = [];

@@ -62,6 +62,7 @@ import { createPool, DEFAULT_CONNECT_TIMEOUT_MS, type LedgerLane, type PostgresO
 import { PoolGate, type SlotResult, storeBusy } from './pool-gate.js';
 import { PostgresRateBuckets } from './rate-buckets.js';
 import { PostgresReports } from './reports.js';
+import { PostgresRequestLog } from './request-log.js';
 
 export type { PostgresOptions } from './pool.js';
 
@@ -141,6 +142,7 @@ export class PostgresStore implements Store {
   readonly rateBuckets: PostgresRateBuckets;
   readonly reports: PostgresReports;
   readonly keys: PostgresKeys;
+  readonly requestLog: PostgresRequestLog;
 
   constructor(options: PostgresOptions) {
     this.options = options;
@@ -206,6 +208,7 @@ export class PostgresStore implements Store {
       (work) => this.transaction(work),
       (work) => this.transaction(work, SNAPSHOT_READ),
     );
+    this.requestLog = new PostgresRequestLog((work) => this.transaction(work, SNAPSHOT_READ));
     this.keys = new PostgresKeys(
       (work) => this.transaction(work),
       (idempotency, render, write) => this.idempotent(idempotency, render, write),

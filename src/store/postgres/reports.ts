@@ -100,11 +100,11 @@ export class PostgresReports implements ReportsRepository {
   }
 
   async listWorkUnits(query: WorkUnitListQuery): Promise<WorkUnit[]> {
-    return (await this.all(workUnitListSql(query))).map(workUnitFromRow);
+    return (await this.all(workUnitListSql(query, 'postgres'))).map(workUnitFromRow);
   }
 
   async listRuns(query: RunListQuery): Promise<Run[]> {
-    return (await this.all(runListSql(query))).map(runFromRow);
+    return (await this.all(runListSql(query, 'postgres'))).map(runFromRow);
   }
 
   async listOutcomes(query: OutcomeListQuery): Promise<Outcome[]> {

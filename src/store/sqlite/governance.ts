@@ -16,7 +16,7 @@ import type {
   WorkUnit,
   WorkUnitView,
 } from '../port.js';
-import { outcomeFromRow, type Row, runFromRow, workUnitFromRow } from '../rows.js';
+import { metadataText, outcomeFromRow, type Row, runFromRow, workUnitFromRow } from '../rows.js';
 import { nextRevision, outcomeWindowOpen, runCreationFailure } from '../rules.js';
 import type { Sql } from './transaction.js';
 
@@ -63,8 +63,15 @@ export function listDefinitionsIn(sql: Sql, projectId: string): OutcomeDefinitio
 export function insertWorkUnit(sql: Sql, input: CreateWorkUnitInput): Write<WorkUnit> {
   const unit = input.workUnit;
   sql(
-    'INSERT INTO work_units (id, project_id, status, created_at, closed_at, definitions) VALUES (?, ?, ?, ?, NULL, ?)',
-  ).run(unit.id, unit.projectId, unit.status, unit.createdAt, JSON.stringify(unit.definitions));
+    'INSERT INTO work_units (id, project_id, status, created_at, closed_at, definitions, metadata) VALUES (?, ?, ?, ?, NULL, ?, ?)',
+  ).run(
+    unit.id,
+    unit.projectId,
+    unit.status,
+    unit.createdAt,
+    JSON.stringify(unit.definitions),
+    metadataText(unit.metadata),
+  );
   return { record: unit, status: 201 };
 }
 
@@ -90,9 +97,17 @@ export function insertRun(sql: Sql, input: CreateRunInput): Write<Run> {
   if (failure) throw failure;
   sql('UPDATE work_units SET run_count = run_count + 1 WHERE id = ?').run(run.workUnitId);
   sql(
-    `INSERT INTO runs (id, project_id, work_unit_id, budget, status, created_at, expires_at)
-     VALUES (?, ?, ?, ?, 'active', ?, ?)`,
-  ).run(run.id, run.projectId, run.workUnitId, run.budgetMicrosUsd, run.createdAt, run.expiresAt);
+    `INSERT INTO runs (id, project_id, work_unit_id, budget, status, created_at, expires_at, metadata)
+     VALUES (?, ?, ?, ?, 'active', ?, ?, ?)`,
+  ).run(
+    run.id,
+    run.projectId,
+    run.workUnitId,
+    run.budgetMicrosUsd,
+    run.createdAt,
+    run.expiresAt,
+    metadataText(run.metadata),
+  );
   return { record: run, status: 201 };
 }
 

@@ -29,6 +29,10 @@ import { runRow } from './governance.js';
 import { SqliteGroupCommit } from './group-commit.js';
 import type { Sql, SqliteTransaction } from './transaction.js';
 
+/** An object as the JSON text column holds it; null stays null. */
+const jsonText = (value: unknown): string | null =>
+  value === null || value === undefined ? null : JSON.stringify(value);
+
 /**
  * A reservation that failed as unavailable (a full disk, an I/O error at COMMIT): this process is
  * the file's only writer, so one read says whether it committed. Absent: uncommitted, nothing to
@@ -242,10 +246,15 @@ export class SqliteLedger {
     tally.take(counters, input.reservationMicrosUsd);
     addReservations(this.sql, tally.reservations());
     const capCounters = counters.length === 0 ? null : JSON.stringify(counterKeys(counters));
+    const attribution = input.attribution;
+    const callId = attribution?.callId ?? null;
+    const tags = jsonText(attribution?.tags);
+    const route = jsonText(attribution?.route);
+    const traceId = attribution?.traceId ?? null;
     this.sql(
       `INSERT INTO attempts (id, project_id, key_id, run_id, state, reservation, lease_expires_at, owner, endpoint, alias,
-         connection, profile, upstream_model, created_at, cap_counters)
-       VALUES (?, ?, ?, ?, 'reserved', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+         connection, profile, upstream_model, created_at, cap_counters, call_id, tags, route, trace_id)
+       VALUES (?, ?, ?, ?, 'reserved', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     ).run(
       input.attemptId,
       input.projectId,
@@ -261,6 +270,10 @@ export class SqliteLedger {
       input.upstreamModel,
       input.createdAt,
       capCounters,
+      callId,
+      tags,
+      route,
+      traceId,
     );
     this.openAttempts.set(input.attemptId, {
       state: 'reserved',
@@ -275,6 +288,10 @@ export class SqliteLedger {
       upstream_model: input.upstreamModel,
       created_at: input.createdAt,
       cap_counters: capCounters,
+      call_id: callId,
+      tags,
+      route,
+      trace_id: traceId,
     });
   }
 
@@ -307,11 +324,20 @@ export class SqliteLedger {
         { counters: recordedCounters(attempt.cap_counters), reservation, commit: amounts.commit },
       ]),
     );
+    // The Work Unit and metadata come from the Run (its Work Unit's metadata overlaid by its own).
+    const run =
+      attempt.run_id === null
+        ? undefined
+        : (this.sql(
+            `SELECT r.work_unit_id, json_patch(coalesce(w.metadata, '{}'), coalesce(r.metadata, '{}')) AS metadata
+             FROM runs r JOIN work_units w ON w.id = r.work_unit_id WHERE r.id = ?`,
+          ).get(attempt.run_id) as Row | undefined);
     this.sql(
       `INSERT INTO audit (attempt_id, project_id, key_id, run_id, endpoint, alias, connection, profile, upstream_model, state,
          reservation, cost, input_tokens, output_tokens, cache_creation_input_tokens, cache_read_input_tokens, outcome,
-         http_status, duration_ms, overran, created_at, settled_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+         http_status, duration_ms, overran, created_at, settled_at, work_unit_id, metadata, call_id, tags, route,
+         trace_id, first_byte_ms, upstream_request_id)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     ).run(
       input.attemptId,
       attempt.project_id,
@@ -335,6 +361,14 @@ export class SqliteLedger {
       amounts.overrun > 0 ? 1 : 0,
       attempt.created_at,
       input.settledAt,
+      run?.work_unit_id ?? null,
+      run?.metadata ?? null,
+      attempt.call_id ?? null,
+      attempt.tags ?? null,
+      attempt.route ?? null,
+      attempt.trace_id ?? null,
+      input.firstByteMs === null || input.firstByteMs === undefined ? null : Math.round(input.firstByteMs),
+      input.upstreamRequestId ?? null,
     );
     return { attempt, committed: amounts.commit };
   }

@@ -7,6 +7,7 @@ import { SQLITE_MIGRATION_JOBS_RESOURCES } from './migration-jobs-resources.js';
 import { SQLITE_MIGRATION_KEYS_CAPS } from './migration-keys-caps.js';
 import { SQLITE_MIGRATION_RATE_BUCKETS } from './migration-rate-buckets.js';
 import { SQLITE_MIGRATION_REPORTS } from './migration-reports.js';
+import { SQLITE_MIGRATION_REQUEST_LOG } from './migration-request-log.js';
 import { SQLITE_MIGRATION_RESOURCE_LISTS } from './migration-resource-lists.js';
 import { SQLITE_MIGRATION_SETTLEMENT_OUTCOMES } from './migration-settlement-outcomes.js';
 
@@ -170,4 +171,5 @@ CREATE TRIGGER audit_append_only_delete BEFORE DELETE ON audit BEGIN SELECT RAIS
   SQLITE_MIGRATION_ATTEMPTS_RESERVED,
   SQLITE_MIGRATION_CHECKS_WITHOUT_IN_LISTS,
   SQLITE_MIGRATION_RESOURCE_LISTS,
+  SQLITE_MIGRATION_REQUEST_LOG,
 ];

@@ -57,11 +57,11 @@ export class SqliteReports implements ReportsRepository {
   }
 
   async listWorkUnits(query: WorkUnitListQuery): Promise<WorkUnit[]> {
-    return this.all(workUnitListSql(query)).map(workUnitFromRow);
+    return this.all(workUnitListSql(query, 'sqlite')).map(workUnitFromRow);
   }
 
   async listRuns(query: RunListQuery): Promise<Run[]> {
-    return this.all(runListSql(query)).map(runFromRow);
+    return this.all(runListSql(query, 'sqlite')).map(runFromRow);
   }
 
   async listOutcomes(query: OutcomeListQuery): Promise<Outcome[]> {

@@ -5,6 +5,7 @@ import { defineCapsContract } from '../contract/caps-contract.js';
 import { defineFilesContract } from '../contract/files-contract.js';
 import { defineJobsContract } from '../contract/jobs-contract.js';
 import { defineReportsContract } from '../contract/reports-contract.js';
+import { defineRequestLogContract } from '../contract/request-log-contract.js';
 import { defineStoreContract } from '../contract/store-contract.js';
 import { SqliteStore } from './sqlite-store.js';
 
@@ -26,3 +27,4 @@ defineFilesContract('sqlite', openSqlite);
 defineJobsContract('sqlite', openSqlite);
 defineReportsContract('sqlite', openSqlite);
 defineCapsContract('sqlite', openSqlite);
+defineRequestLogContract('sqlite', openSqlite);

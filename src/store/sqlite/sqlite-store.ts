@@ -68,6 +68,7 @@ import { migrate } from './migrate.js';
 import type { ProcessLock } from './process-lock.js';
 import { SqliteRateBuckets } from './rate-buckets.js';
 import { SqliteReports } from './reports.js';
+import { SqliteRequestLog } from './request-log.js';
 import type { Sql, SqliteRead, SqliteTransaction } from './transaction.js';
 
 export type { SqliteOptions } from './connection.js';
@@ -88,6 +89,7 @@ export class SqliteStore implements Store {
   readonly rateBuckets: SqliteRateBuckets;
   readonly reports: SqliteReports;
   readonly keys: SqliteKeys;
+  readonly requestLog: SqliteRequestLog;
 
   constructor(options: SqliteOptions) {
     const opened = openConnection(options, (reason) => this.checkpointerFailed(reason));
@@ -103,6 +105,7 @@ export class SqliteStore implements Store {
     this.rateBuckets = new SqliteRateBuckets(this.db, this.transaction);
     this.reports = new SqliteReports(this.db, this.read, this.transaction, this.sql);
     this.keys = new SqliteKeys(this.db, this.transaction, this.idempotent);
+    this.requestLog = new SqliteRequestLog(this.db, this.read);
   }
 
   /** The prepared statement for `text`, prepared once on this connection. */
