@@ -58,7 +58,11 @@ describe('retention: expired captures read as absent and the object sweep delete
       clock,
       capture: { enabled: true, retention_hours: 1 },
       config: {
-        objects: { sealing_key_env: 'SVC_TEST_SEALING_KEY', sweep_interval_seconds: 1, orphan_grace_seconds: 60 },
+        objects: {
+          sealing_key_env: 'SVC_TEST_SEALING_KEY',
+          sweep_interval_seconds: 1,
+          orphan_grace_seconds: 60,
+        },
         jobs: { poll_interval_ms: 20 },
       },
     });
