@@ -156,6 +156,47 @@ describe('capture on (prj_a: defaults; prj_b: 64-byte bodies)', () => {
     expectNoMarker(world, marker);
   });
 
+  it('speech: the audio as base64; a transcription: the upload is recorded by length, not kept', async () => {
+    const headers = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
+    const body = JSON.stringify({
+      model: 'tts-1',
+      voice: 'alloy',
+      input: 'Hello, wörld',
+      response_format: 'opus',
+    });
+    const response = await fetch(`${world.gateway.url}/v1/audio/speech`, { method: 'POST', headers, body });
+    expect(response.status).toBe(200);
+    const audio = Buffer.from(await response.arrayBuffer());
+    const attemptId = response.headers.get('svc-attempt-id')!;
+    const speech = (await awaitCapture(world.gateway.url, key, attemptId)).body;
+    expect(speech.request.body).toBe(body);
+    expect(speech.response).toEqual({
+      status: 200,
+      content_type: 'audio/ogg',
+      encoding: 'base64',
+      body: audio.toString('base64'),
+      bytes: audio.length,
+      truncated: false,
+    });
+
+    const form = new FormData();
+    form.append('model', 'whisper-1');
+    form.append('file', new Blob([Buffer.alloc(4000)]), 'clip.wav');
+    const transcribed = await fetch(`${world.gateway.url}/v1/audio/transcriptions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}` },
+      body: form,
+    });
+    const text = await transcribed.text();
+    expect(transcribed.status, text).toBe(200);
+    const upload = (await awaitCapture(world.gateway.url, key, transcribed.headers.get('svc-attempt-id')!))
+      .body;
+    expect(upload.request).toMatchObject({ body: '', truncated: true });
+    expect(upload.request.content_type).toMatch(/^multipart\/form-data; boundary=/);
+    expect(upload.request.bytes).toBeGreaterThan(4000);
+    expect(upload.response).toMatchObject({ status: 200, body: text, truncated: false });
+  });
+
   it('a failed call is captured with the error the client received', async () => {
     world.sim.setBehaviour({ status: 400 }, { model: 'up-vendora.messages.2023-06-01' });
     try {
