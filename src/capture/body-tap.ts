@@ -23,8 +23,9 @@ export class BodyTap {
     return this.kept;
   }
 
-  add(chunk: string | Uint8Array): void {
-    const length = typeof chunk === 'string' ? Buffer.byteLength(chunk) : chunk.byteLength;
+  /** `byteLength`: the chunk's UTF-8 length when the caller knows it (a Content-Length), saving the scan. */
+  add(chunk: string | Uint8Array, byteLength?: number): void {
+    const length = byteLength ?? (typeof chunk === 'string' ? Buffer.byteLength(chunk) : chunk.byteLength);
     this.bytes += length;
     const room = this.maxBytes - this.kept;
     if (room <= 0 || length === 0) return;

@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { timeOfTimeOrderedId } from '../../src/lib/ids.js';
 import { expectSvcError } from '../governance/support.js';
 import { messageBody } from '../messages/support.js';
+import { call } from '../support/gateway.js';
 import { messagesHeaders } from '../support/simulated-gateway.js';
 import type { SimulatorWorld } from '../support/simulator-world.js';
 import { awaitCapture, captureObjects, EMBEDDINGS_ALIAS, getCapture, startCaptureWorld } from './support.js';
@@ -272,6 +273,17 @@ describe('capture on (prj_a: defaults; prj_b: 64-byte bodies)', () => {
       unknown.body.error.message.replace(/att_\w+/, 'ID'),
     );
     expectSvcError(await getCapture(world.gateway.url, key, 'not-an-attempt'), 404, 'capture_not_found');
+    // The keys API grants the scope like any other.
+    const created = await call(world.gateway.url, 'POST', '/svc/v1/keys', {
+      key,
+      idempotencyKey: randomUUID(),
+      body: { scopes: ['captures:read'], label: 'capture reader' },
+    });
+    expect(created.status, JSON.stringify(created.body)).toBe(201);
+    expect(created.body.scopes).toEqual(['captures:read']);
+    const readOnly = await getCapture(world.gateway.url, created.body.secret, sent.attemptId);
+    expect(readOnly.status).toBe(200);
+    expect(readOnly.headers.get('cache-control')).toBe('no-store');
     expectSvcError(
       await getCapture(world.gateway.url, 'gw_wrong', sent.attemptId),
       401,
