@@ -21,6 +21,7 @@ import {
   WorkUnitRecord,
   WorkUnitView,
 } from '../governance/schemas.js';
+import { CAPTURE_PATHS, CAPTURE_SCHEMAS } from './openapi-capture.js';
 import { errors, idParameter, mergePaths, ref, schema } from './openapi-parts.js';
 import { REPORT_PATHS, REPORT_SCHEMAS } from './openapi-reports.js';
 
@@ -138,6 +139,7 @@ export function buildOpenApiDocument() {
         },
       },
       REPORT_PATHS,
+      CAPTURE_PATHS,
     ),
     components: {
       securitySchemes: {
@@ -160,6 +162,7 @@ export function buildOpenApiDocument() {
         KeyList: schema(KeyListSchema),
         Error: schema(ErrorBody),
         ...REPORT_SCHEMAS,
+        ...CAPTURE_SCHEMAS,
       },
     },
   };

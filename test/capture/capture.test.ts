@@ -7,6 +7,8 @@
  * scope is required; another Project's attempt and an unknown id answer the same 404.
  */
 import { randomUUID } from 'node:crypto';
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import addFormats from 'ajv-formats';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { timeOfTimeOrderedId } from '../../src/lib/ids.js';
 import { expectSvcError } from '../governance/support.js';
@@ -101,6 +103,13 @@ describe('capture on (prj_a: defaults; prj_b: 64-byte bodies)', () => {
       },
     });
     expect(Date.parse(capture.captured_at)).toBeGreaterThanOrEqual(createdMs);
+    // The OpenAPI document's schema describes the answer.
+    const document = (await call(world.gateway.url, 'GET', '/svc/v1/openapi.json')).body;
+    const ajv = new Ajv2020({ strict: false, allErrors: true });
+    addFormats.default(ajv);
+    ajv.addSchema({ $id: 'openapi', components: document.components }, 'openapi');
+    const validate = ajv.getSchema('openapi#/components/schemas/AttemptCapture')!;
+    expect(validate(capture), JSON.stringify(validate.errors)).toBe(true);
     // Stored under a key that carries the attempt's UTC date, encrypted: the prompt is not on disk.
     const stored = captureObjects(world);
     const date = new Date(createdMs).toISOString().slice(0, 10).replace(/-/g, '');
