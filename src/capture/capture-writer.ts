@@ -44,7 +44,7 @@ export const DEFAULT_MAX_QUEUED_BYTES = 64 * 1024 * 1024;
 const LOG_EVERY_MS = 10_000;
 
 function heldBytes(capture: CallCapture): number {
-  return capture.request.tap.content().length + capture.response.tap.content().length;
+  return capture.request.tap.keptBytes + capture.response.tap.keptBytes;
 }
 
 export class CaptureWriter {

@@ -17,7 +17,7 @@ import type { CapturePolicy } from '../capture/capture-policy.js';
 import type { CaptureWriter } from '../capture/capture-writer.js';
 import type { Clock } from '../lib/clock.js';
 import { requestRecordOf } from '../observability/http-hooks.js';
-import { jsonTextOf } from './body.js';
+import { jsonBodyBytes, jsonTextOf } from './body.js';
 
 export interface CaptureHookDeps {
   policy: CapturePolicy;
@@ -48,7 +48,7 @@ function headerText(value: unknown): string | null {
 function requestTap(request: FastifyRequest, maxBytes: number): BodyTap {
   const tap = new BodyTap(maxBytes);
   const text = jsonTextOf(request);
-  if (text !== undefined) tap.add(text);
+  if (text !== undefined) tap.add(text, jsonBodyBytes(request));
   else if (Buffer.isBuffer(request.body)) tap.add(request.body);
   else {
     // A multipart upload (audio transcriptions) streams through unbuffered: its length is

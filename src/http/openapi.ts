@@ -21,6 +21,7 @@ import {
   WorkUnitRecord,
   WorkUnitView,
 } from '../governance/schemas.js';
+import { CAPTURE_PATHS, CAPTURE_SCHEMAS } from './openapi-capture.js';
 import { errors, idParameter, mergePaths, ref, schema } from './openapi-parts.js';
 import { REPORT_PATHS, REPORT_SCHEMAS } from './openapi-reports.js';
 import { REQUEST_LOG_PATHS, REQUEST_LOG_SCHEMAS } from './openapi-request-log.js';
@@ -140,6 +141,7 @@ export function buildOpenApiDocument() {
       },
       REPORT_PATHS,
       REQUEST_LOG_PATHS,
+      CAPTURE_PATHS,
     ),
     components: {
       securitySchemes: {
@@ -163,6 +165,7 @@ export function buildOpenApiDocument() {
         Error: schema(ErrorBody),
         ...REPORT_SCHEMAS,
         ...REQUEST_LOG_SCHEMAS,
+        ...CAPTURE_SCHEMAS,
       },
     },
   };

@@ -7,10 +7,13 @@
  * scope is required; another Project's attempt and an unknown id answer the same 404.
  */
 import { randomUUID } from 'node:crypto';
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import addFormats from 'ajv-formats';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { timeOfTimeOrderedId } from '../../src/lib/ids.js';
 import { expectSvcError } from '../governance/support.js';
 import { messageBody } from '../messages/support.js';
+import { call } from '../support/gateway.js';
 import { messagesHeaders } from '../support/simulated-gateway.js';
 import type { SimulatorWorld } from '../support/simulator-world.js';
 import { awaitCapture, captureObjects, EMBEDDINGS_ALIAS, getCapture, startCaptureWorld } from './support.js';
@@ -100,6 +103,13 @@ describe('capture on (prj_a: defaults; prj_b: 64-byte bodies)', () => {
       },
     });
     expect(Date.parse(capture.captured_at)).toBeGreaterThanOrEqual(createdMs);
+    // The OpenAPI document's schema describes the answer.
+    const document = (await call(world.gateway.url, 'GET', '/svc/v1/openapi.json')).body;
+    const ajv = new Ajv2020({ strict: false, allErrors: true });
+    addFormats.default(ajv);
+    ajv.addSchema({ $id: 'openapi', components: document.components }, 'openapi');
+    const validate = ajv.getSchema('openapi#/components/schemas/AttemptCapture')!;
+    expect(validate(capture), JSON.stringify(validate.errors)).toBe(true);
     // Stored under a key that carries the attempt's UTC date, encrypted: the prompt is not on disk.
     const stored = captureObjects(world);
     const date = new Date(createdMs).toISOString().slice(0, 10).replace(/-/g, '');
@@ -154,6 +164,47 @@ describe('capture on (prj_a: defaults; prj_b: 64-byte bodies)', () => {
     expect(capture.request).toMatchObject({ body, truncated: false });
     expect(capture.response).toMatchObject({ status: 200, body: sent.text, truncated: false });
     expectNoMarker(world, marker);
+  });
+
+  it('speech: the audio as base64; a transcription: the upload is recorded by length, not kept', async () => {
+    const headers = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
+    const body = JSON.stringify({
+      model: 'tts-1',
+      voice: 'alloy',
+      input: 'Hello, wörld',
+      response_format: 'opus',
+    });
+    const response = await fetch(`${world.gateway.url}/v1/audio/speech`, { method: 'POST', headers, body });
+    expect(response.status).toBe(200);
+    const audio = Buffer.from(await response.arrayBuffer());
+    const attemptId = response.headers.get('svc-attempt-id')!;
+    const speech = (await awaitCapture(world.gateway.url, key, attemptId)).body;
+    expect(speech.request.body).toBe(body);
+    expect(speech.response).toEqual({
+      status: 200,
+      content_type: 'audio/ogg',
+      encoding: 'base64',
+      body: audio.toString('base64'),
+      bytes: audio.length,
+      truncated: false,
+    });
+
+    const form = new FormData();
+    form.append('model', 'whisper-1');
+    form.append('file', new Blob([Buffer.alloc(4000)]), 'clip.wav');
+    const transcribed = await fetch(`${world.gateway.url}/v1/audio/transcriptions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}` },
+      body: form,
+    });
+    const text = await transcribed.text();
+    expect(transcribed.status, text).toBe(200);
+    const upload = (await awaitCapture(world.gateway.url, key, transcribed.headers.get('svc-attempt-id')!))
+      .body;
+    expect(upload.request).toMatchObject({ body: '', truncated: true });
+    expect(upload.request.content_type).toMatch(/^multipart\/form-data; boundary=/);
+    expect(upload.request.bytes).toBeGreaterThan(4000);
+    expect(upload.response).toMatchObject({ status: 200, body: text, truncated: false });
   });
 
   it('a failed call is captured with the error the client received', async () => {
@@ -231,6 +282,17 @@ describe('capture on (prj_a: defaults; prj_b: 64-byte bodies)', () => {
       unknown.body.error.message.replace(/att_\w+/, 'ID'),
     );
     expectSvcError(await getCapture(world.gateway.url, key, 'not-an-attempt'), 404, 'capture_not_found');
+    // The keys API grants the scope like any other.
+    const created = await call(world.gateway.url, 'POST', '/svc/v1/keys', {
+      key,
+      idempotencyKey: randomUUID(),
+      body: { scopes: ['captures:read'], label: 'capture reader' },
+    });
+    expect(created.status, JSON.stringify(created.body)).toBe(201);
+    expect(created.body.scopes).toEqual(['captures:read']);
+    const readOnly = await getCapture(world.gateway.url, created.body.secret, sent.attemptId);
+    expect(readOnly.status).toBe(200);
+    expect(readOnly.headers.get('cache-control')).toBe('no-store');
     expectSvcError(
       await getCapture(world.gateway.url, 'gw_wrong', sent.attemptId),
       401,

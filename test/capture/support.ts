@@ -63,6 +63,28 @@ export function startCaptureWorld(options: CaptureWorldOptions = {}): Promise<Si
               },
             ],
           },
+          {
+            alias: 'tts-1',
+            endpoint: 'audio.speech',
+            targets: [
+              {
+                connection: 'vendorb.chat-embeddings.v1',
+                model: 'tts-1',
+                price: { per_million_characters_micros: 15_000_000 },
+              },
+            ],
+          },
+          {
+            alias: 'whisper-1',
+            endpoint: 'audio.transcriptions',
+            targets: [
+              {
+                connection: 'vendorb.chat-embeddings.v1',
+                model: 'whisper-1',
+                price: { per_minute_micros: 6_000, max_seconds: 600 },
+              },
+            ],
+          },
         ],
         projects: captureProjects(options.capture, options.captureB),
         objects: options.objects ?? { sealing_key_env: 'SVC_TEST_SEALING_KEY' },

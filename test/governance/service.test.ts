@@ -66,6 +66,7 @@ describeEachStore('governance: health, readiness, OpenAPI', (kind) => {
         'GET /svc/v1/keys',
         'GET /svc/v1/keys/{id}',
         'POST /svc/v1/keys/{id}/revoke',
+        'GET /svc/v1/attempts/{id}/capture',
       ].sort(),
     );
     // Every write documents the required Idempotency-Key header.
