@@ -162,16 +162,15 @@ export async function requestDetail(root: HTMLElement, id: string) {
 }
 
 async function showCapture(target: HTMLElement, attempt: Json) {
+  // `capture` tells whether bodies are kept; a gateway that does not say is asked directly (404: none).
   const state = attempt.capture as Json | undefined;
-  if (!state?.available) {
+  if (state && !state.available) {
     target.dataset.state = 'none';
     target.replaceChildren(
       h(
         'p',
         { class: 'muted' },
-        state
-          ? 'No bodies are kept for this attempt (capture failed, or they expired).'
-          : 'Bodies are not captured for this Project (projects[].capture.enabled is off).',
+        'No bodies are kept for this attempt: capture is off for this Project (projects[].capture), it failed, or they expired.',
       ),
     );
     return;
@@ -205,12 +204,20 @@ async function showCapture(target: HTMLElement, attempt: Json) {
         notice(
           'error',
           'Reading the bodies needs captures:read.',
-          `This attempt's bodies are kept until ${shortTime(state.expires_at ?? null)}; sign in with a key that has the captures:read scope to read them.`,
+          `${state?.expires_at ? `This attempt's bodies are kept until ${shortTime(state.expires_at)}; s` : 'S'}ign in with a key that has the captures:read scope to read them.`,
         ),
       );
     } else if (failure instanceof ApiError && failure.status === 404) {
-      target.dataset.state = 'gone';
-      target.replaceChildren(h('p', { class: 'muted' }, 'The bodies are gone (expired or swept).'));
+      target.dataset.state = state ? 'gone' : 'none';
+      target.replaceChildren(
+        h(
+          'p',
+          { class: 'muted' },
+          state
+            ? 'The bodies are gone (expired or swept).'
+            : 'No bodies are kept for this attempt: capture is off for this Project (projects[].capture), it failed, or they expired.',
+        ),
+      );
     } else throw failure;
   }
 }

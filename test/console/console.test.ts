@@ -113,6 +113,15 @@ function modelCallWith(
     await page.fill('#key', secret);
     await page.click('button[type=submit]');
   };
+  /** Signs the shared pages in when an earlier test did not (a describe run on its own with -t). */
+  const signedIn = async (...pages: Page[]) => {
+    for (const page of pages) {
+      const stored = await page.evaluate('sessionStorage.getItem("svc-console-key")').catch(() => null);
+      if (stored === key) continue;
+      await signIn(page, key);
+      await ready(page, 'overview');
+    }
+  };
 
   it('refuses a wrong key with a clear message', async () => {
     await wide.goto(`${gateway.url}/console`);
@@ -350,6 +359,7 @@ function modelCallWith(
     let attemptId: string;
 
     beforeAll(async () => {
+      await signedIn(wide, phone);
       const response = await modelCallWith(gateway, key, VENDORA, {
         'svc-tags': 'team=console, feature=phone',
       });
@@ -406,13 +416,18 @@ function modelCallWith(
         expect(await shown('trace_id')).toBe(detail.trace_id ?? '');
         expect(await shown('total_ms')).toBe(String(detail.timings.total_ms));
         expect(JSON.parse((await shown('tags'))!)).toEqual({ team: 'console', feature: 'phone' });
-        expect(detail.capture.available).toBe(true);
+        if (detail.capture) expect(detail.capture.available).toBe(true);
+        const captured = await api(`/svc/v1/attempts/${attemptId}/capture`);
         await page.waitForSelector('[data-testid=capture][data-state=shown]');
         const body = (await page.getByTestId('capture-request').locator('pre').textContent())!;
+        expect(JSON.parse(body)).toEqual(JSON.parse(captured.request.body));
         expect(JSON.parse(body)).toMatchObject({
           model: VENDORA,
           messages: [{ role: 'user', content: 'Hello.' }],
         });
+        expect(await page.getByTestId('capture-response').locator('pre').textContent()).toContain(
+          JSON.parse(captured.response.body).content?.[0]?.text ?? '',
+        );
         await fits(page, 'request');
       });
     }
@@ -445,6 +460,7 @@ function modelCallWith(
   });
   describe('Spend by tag', () => {
     beforeAll(async () => {
+      await signedIn(wide, phone);
       for (const team of ['search', 'search', 'billing']) {
         const response = await modelCallWith(gateway, key, CHAT, { 'svc-tags': `team=${team}` });
         expect(response.status, await response.text()).toBe(200);
