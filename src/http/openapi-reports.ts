@@ -142,7 +142,7 @@ export const REPORT_PATHS = {
       ...range,
       query(
         'group_by',
-        `Comma-separated, from ${GROUP_BY_VALUES.join(', ')} (day and hour exclude each other). Default: day.`,
+        `Comma-separated, from ${GROUP_BY_VALUES.join(', ')} (day and hour exclude each other) and at most one tag.<key> or metadata.<key> (rows carry its value under that name; null: attempts without it). Default: day.`,
       ),
     ]),
   },
@@ -150,6 +150,10 @@ export const REPORT_PATHS = {
     get: reportOperation('Cost per Outcome report', 'CostPerOutcomeReport', [
       { ...query('definition_id', 'The Outcome Definition.'), required: true },
       ...range,
+      query(
+        'group_by',
+        "metadata.<key> (partitions the Work Units by that key of their metadata) or tag.<key> (splits each Work Unit's spend by the tag's value on its attempts); groups carry the value under that name.",
+      ),
     ]),
   },
 };

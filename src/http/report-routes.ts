@@ -9,7 +9,7 @@ import { type CsvValue, toCsv } from '../reports/csv.js';
 import { Lists } from '../reports/lists.js';
 import type { Query } from '../reports/params.js';
 import { RequestLog } from '../reports/request-log.js';
-import { SPEND_FIGURES, spendReport } from '../reports/spend-report.js';
+import { SPEND_FIGURES, spendGroupColumns, spendReport } from '../reports/spend-report.js';
 import type { Store } from '../store/port.js';
 import type { Guard } from './governance-routes.js';
 
@@ -95,10 +95,7 @@ export function registerReportRoutes(app: FastifyInstance, deps: ReportRouteDeps
     const caller = await deps.guard(request, 'governance:read');
     const report = await spendReport(deps.store, caller, query(request), deps.clock.now());
     if (!wantsCsv(request)) return report;
-    const keys = ['bucket', 'alias', 'connection', 'upstream_model', 'key_id'].filter(
-      (key) => report.rows[0]?.[key] !== undefined,
-    );
-    return sendCsv(reply, 'spend', [...keys, ...SPEND_FIGURES], report.rows);
+    return sendCsv(reply, 'spend', [...spendGroupColumns(report.group_by), ...SPEND_FIGURES], report.rows);
   });
 
   app.get('/svc/v1/reports/cost-per-outcome', async (request, reply) => {
@@ -108,7 +105,7 @@ export function registerReportRoutes(app: FastifyInstance, deps: ReportRouteDeps
     return sendCsv(
       reply,
       `cost-per-outcome-${report.definition_id}`,
-      COST_PER_OUTCOME_COLUMNS,
+      [...(report.group_by === undefined ? [] : [report.group_by]), ...COST_PER_OUTCOME_COLUMNS],
       report.groups,
     );
   });

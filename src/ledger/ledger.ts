@@ -34,6 +34,7 @@ import type {
   SettleInput,
   Store,
 } from '../store/port.js';
+import type { LoggedAttempt } from '../store/request-log-port.js';
 import { InDoubtReservations } from './in-doubt.js';
 import { upstreamRequestIdOf } from './upstream-request-id.js';
 
@@ -56,6 +57,32 @@ export interface AttemptPlan extends AttemptLabels {
    * read from `request` at reservation.
    */
   attribution?: AttemptAttribution | undefined;
+}
+
+/**
+ * The attribution of a background fallback: the attempt that failed before it (as the log read it
+ * back) becomes the last of its route's tried targets; call, tags and trace carry over.
+ */
+export function attributionAfter(previous: LoggedAttempt, failure: string): AttemptAttribution {
+  const route = previous.route ?? { index: 0, tried: [], skipped: [] };
+  return {
+    callId: previous.callId,
+    tags: previous.tags,
+    traceId: previous.traceId,
+    route: {
+      index: route.tried.length + 1,
+      tried: [
+        ...route.tried,
+        {
+          attempt_id: previous.attemptId,
+          connection: previous.connection,
+          outcome: previous.outcome ?? 'unknown',
+          error: failure,
+        },
+      ],
+      skipped: route.skipped,
+    },
+  };
 }
 
 /**

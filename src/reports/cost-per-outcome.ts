@@ -10,10 +10,17 @@
  *   median and p90 (nearest rank);
  * - cost per value = total spend of ALL Work Units of the period / Work Units whose head is the value
  *   (rounded half up): the price of one such Outcome including what the others cost on the way.
+ *
+ * With `group_by=metadata.<key>` the Work Units are partitioned by that key of their metadata (null:
+ * without it) and every figure above is computed within each partition. With `group_by=tag.<key>`
+ * each Work Unit's spend is split by the tag's value on its attempts: a Work Unit is a member of
+ * every value's partition it spent on (with that part of its spend), and of the null partition for
+ * its attempts without the tag (or with spend 0 when it has no attempts). docs/reports.md.
  */
 import type { Caller } from '../governance/service.js';
 import type { Store } from '../store/port.js';
-import type { WorkUnitSpend } from '../store/reports-port.js';
+import type { AttributeRef, WorkUnitSpend } from '../store/reports-port.js';
+import { attributeField, parseAttributeGroup } from './attribute-group.js';
 import { ascending, divideHalfUp, jsonInteger, nearestRank } from './money.js';
 import { badParameter, Params, type Query } from './params.js';
 import { timeRange } from './range.js';
@@ -32,15 +39,44 @@ export type ValueGroup = {
   unknown_attempts: number;
 };
 
+/** A group of a grouped report: the attribute's value under its field (`metadata.team`), then the figures. */
+export type AttributedGroup = ValueGroup & Record<string, string | number | boolean | null>;
+
 export interface CostPerOutcomeReport {
   object: 'cost_per_outcome_report';
   definition_id: string;
+  /** Present when grouped: `metadata.<key>` or `tag.<key>`, the field each group carries. */
+  group_by?: string;
   from: string;
   to: string;
   work_units: number;
   total_spend_micros_usd: number;
   unknown_attempts: number;
-  groups: ValueGroup[];
+  groups: Array<ValueGroup | AttributedGroup>;
+}
+
+/**
+ * Pure: the groups of each attribute value's partition (null first, then values in code-unit
+ * order), each group carrying the value under `field` before its own figures.
+ */
+export function partitionedGroups(
+  units: readonly WorkUnitSpend[],
+  values: readonly string[],
+  field: string,
+): Array<AttributedGroup> {
+  const partitions = new Map<string | null, WorkUnitSpend[]>();
+  for (const unit of units) {
+    const value = unit.attribute ?? null;
+    const members = partitions.get(value);
+    if (members) members.push(unit);
+    else partitions.set(value, [unit]);
+  }
+  const order = [...partitions.keys()].sort((a, b) =>
+    a === b ? 0 : a === null ? -1 : b === null ? 1 : a < b ? -1 : 1,
+  );
+  return order.flatMap((value) =>
+    costPerOutcomeGroups(partitions.get(value)!, values).map((group) => ({ [field]: value, ...group })),
+  );
 }
 
 /** Pure: the groups of a period from its Work Units (`values`: the definition's values, in order). */
@@ -93,9 +129,10 @@ export async function costPerOutcomeReport(
   query: Query,
   nowMs: number,
 ): Promise<CostPerOutcomeReport> {
-  const params = new Params(query, ['definition_id', 'from', 'to']);
+  const params = new Params(query, ['definition_id', 'from', 'to', 'group_by']);
   const definitionId = params.text('definition_id');
   if (definitionId === undefined) throw badParameter('definition_id', 'required (an Outcome Definition id).');
+  const groupBy = parseGroupBy(params.text('group_by'));
   const range = timeRange(params, nowMs);
   const versions = (await store.listDefinitions(caller.projectId))
     .filter((definition) => definition.id === definitionId)
@@ -105,15 +142,36 @@ export async function costPerOutcomeReport(
   const values = [
     ...new Set(versions.flatMap((definition) => definition.allowedValues.map((v) => JSON.stringify(v)))),
   ];
-  const units = await store.reports.workUnitSpend({ projectId: caller.projectId, definitionId, ...range });
+  const units = await store.reports.workUnitSpend({
+    projectId: caller.projectId,
+    definitionId,
+    ...range,
+    groupBy,
+  });
+  const field = groupBy === null ? null : attributeField(groupBy);
   return {
     object: 'cost_per_outcome_report',
     definition_id: definitionId,
+    ...(field === null ? {} : { group_by: field }),
     from: range.fromIso,
     to: range.toIso,
-    work_units: units.length,
+    // Split by a tag, a Work Unit has a row per value it spent on: count each once.
+    work_units: new Set(units.map((unit) => unit.workUnitId)).size,
     total_spend_micros_usd: jsonInteger(units.reduce((sum, unit) => sum + unit.spendMicrosUsd, 0n)),
     unknown_attempts: jsonInteger(units.reduce((sum, unit) => sum + unit.unknownAttempts, 0n)),
-    groups: costPerOutcomeGroups(units, values),
+    groups: field === null ? costPerOutcomeGroups(units, values) : partitionedGroups(units, values, field),
   };
+}
+
+/** group_by of cost per Outcome: one `metadata.<key>` (the Work Unit's) or `tag.<key>`. */
+function parseGroupBy(value: string | undefined): AttributeRef | null {
+  if (value === undefined) return null;
+  const attribute = parseAttributeGroup('group_by', value);
+  if (attribute === undefined) {
+    throw badParameter(
+      'group_by',
+      `${JSON.stringify(value)} is not metadata.<key> or tag.<key> (one of them).`,
+    );
+  }
+  return attribute;
 }

@@ -73,14 +73,21 @@ export const SpendReport = T.Object({
   to: Time,
   group_by: T.Array(T.String()),
   rows: T.Array(
-    T.Object({
-      bucket: T.Optional(Time),
-      alias: T.Optional(T.String()),
-      connection: T.Optional(T.String()),
-      upstream_model: T.Optional(T.String()),
-      key_id: T.Optional(T.String()),
-      ...SpendFigures,
-    }),
+    T.Object(
+      {
+        bucket: T.Optional(Time),
+        alias: T.Optional(T.String()),
+        connection: T.Optional(T.String()),
+        upstream_model: T.Optional(T.String()),
+        key_id: T.Optional(T.String()),
+        ...SpendFigures,
+      },
+      {
+        description:
+          'Grouped by tag.<key> or metadata.<key>, each row also carries that field: the value (string), or null for attempts without it.',
+        additionalProperties: T.Union([T.String(), T.Null()]),
+      },
+    ),
   ),
   totals: T.Object(SpendFigures),
 });
@@ -88,24 +95,32 @@ export const SpendReport = T.Object({
 export const CostPerOutcomeReport = T.Object({
   object: T.Literal('cost_per_outcome_report'),
   definition_id: T.String(),
+  group_by: T.Optional(T.String({ description: 'metadata.<key> or tag.<key> when grouped.' })),
   from: Time,
   to: Time,
   work_units: Count,
   total_spend_micros_usd: Count,
   unknown_attempts: Count,
   groups: T.Array(
-    T.Object({
-      value: T.Union([T.String(), T.Boolean(), T.Null()], {
-        description: 'null: Work Units with no Outcome yet.',
-      }),
-      work_units: Count,
-      provisional_work_units: Count,
-      total_spend_micros_usd: Count,
-      spend_per_work_unit_micros_usd: Nullable(Count),
-      median_spend_micros_usd: Nullable(Count),
-      p90_spend_micros_usd: Nullable(Count),
-      cost_per_value_micros_usd: Nullable(Count),
-      unknown_attempts: Count,
-    }),
+    T.Object(
+      {
+        value: T.Union([T.String(), T.Boolean(), T.Null()], {
+          description: 'null: Work Units with no Outcome yet.',
+        }),
+        work_units: Count,
+        provisional_work_units: Count,
+        total_spend_micros_usd: Count,
+        spend_per_work_unit_micros_usd: Nullable(Count),
+        median_spend_micros_usd: Nullable(Count),
+        p90_spend_micros_usd: Nullable(Count),
+        cost_per_value_micros_usd: Nullable(Count),
+        unknown_attempts: Count,
+      },
+      {
+        description:
+          'Grouped, each group also carries the group_by field: the attribute value its partition is of (null: without it).',
+        additionalProperties: T.Union([T.String(), T.Null()]),
+      },
+    ),
   ),
 });

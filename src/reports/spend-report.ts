@@ -1,19 +1,23 @@
 /**
  * The spend report: attempts reserved in [from, to) (their audit rows, i.e. settled attempts),
- * grouped by hour or day and/or alias, connection, upstream model, Gateway Key: calls, tokens by
+ * grouped by hour or day and/or alias, connection, upstream model, Gateway Key and one attribute
+ * (`tag.<key>` or `metadata.<key>`: attempts without it in the group null): calls, tokens by
  * type, committed micro-USD (unknown attempts included at their whole reservation, and also shown
  * apart), and the reservations that were refused. All sums are exact integers.
  */
 import type { Caller } from '../governance/service.js';
 import type { Store } from '../store/port.js';
 import { addTotals, compareSpendKeys, inKeyOrder, plus } from '../store/report-rows.js';
-import type {
-  SpendDimension,
-  SpendGroupKey,
-  SpendQuery,
-  SpendTotals,
-  TimeBucket,
+import {
+  type AttributeRef,
+  SPEND_DIMENSIONS,
+  type SpendDimension,
+  type SpendGroupKey,
+  type SpendQuery,
+  type SpendTotals,
+  type TimeBucket,
 } from '../store/reports-port.js';
+import { attributeField, parseAttributeGroup } from './attribute-group.js';
 import { badParameter, Params, type Query } from './params.js';
 import { timeRange } from './range.js';
 
@@ -33,22 +37,39 @@ export const SPEND_FIGURES = [
   'refused_reservations',
 ] as const;
 
-function parseGroupBy(value: string | undefined): {
+/** What group_by accepts, for the messages of a 400. */
+const GROUP_BY_RULE = `one of ${GROUP_BY_VALUES.join(', ')}, tag.<key> or metadata.<key>`;
+
+interface Grouping {
   bucket: TimeBucket | null;
   dimensions: SpendDimension[];
-} {
-  const names = (value ?? 'day').split(',');
+  attribute: AttributeRef | null;
+}
+
+function parseGroupBy(value: string | undefined): Grouping {
+  const given = (value ?? 'day').split(',');
   const seen = new Set<string>();
-  for (const name of names) {
-    if (!(GROUP_BY_VALUES as readonly string[]).includes(name)) {
-      throw badParameter('group_by', `${JSON.stringify(name)} is not one of ${GROUP_BY_VALUES.join(', ')}.`);
-    }
+  let attribute: AttributeRef | null = null;
+  const names: GroupBy[] = [];
+  for (const name of given) {
     if (seen.has(name)) throw badParameter('group_by', `${name} given twice.`);
     seen.add(name);
+    const group = parseAttributeGroup('group_by', name);
+    if (group !== undefined) {
+      if (attribute !== null) {
+        throw badParameter('group_by', 'at most one tag.<key> or metadata.<key> per report.');
+      }
+      attribute = group;
+      continue;
+    }
+    if (!(GROUP_BY_VALUES as readonly string[]).includes(name)) {
+      throw badParameter('group_by', `${JSON.stringify(name)} is not ${GROUP_BY_RULE}.`);
+    }
+    names.push(name as GroupBy);
   }
   if (seen.has('day') && seen.has('hour')) throw badParameter('group_by', 'day and hour exclude each other.');
   const bucket: TimeBucket | null = seen.has('hour') ? 'hour' : seen.has('day') ? 'day' : null;
-  const dimensions = (names as GroupBy[]).flatMap((name): SpendDimension[] => {
+  const dimensions = names.flatMap((name): SpendDimension[] => {
     switch (name) {
       case 'day':
       case 'hour':
@@ -65,18 +86,24 @@ function parseGroupBy(value: string | undefined): {
       }
     }
   });
-  return { bucket, dimensions };
+  return { bucket, dimensions, attribute };
 }
 
-type ReportRow = Record<string, string | number>;
+type ReportRow = Record<string, string | number | null>;
 
 /**
  * One report row: the key's fields, then the figures, always in the same order (JSON key order and
  * CSV columns; one object shape for every row).
  */
-function reportRow(key: SpendGroupKey, totals: SpendTotals | undefined, refused: number): ReportRow {
+function reportRow(
+  key: SpendGroupKey,
+  totals: SpendTotals | undefined,
+  refused: number,
+  attribute: string | null,
+): ReportRow {
   const row: ReportRow = {};
   if (key.bucket !== undefined) row.bucket = key.bucket;
+  if (attribute !== null) row[attribute] = key.attribute ?? null;
   if (key.alias !== undefined) row.alias = key.alias;
   if (key.connection !== undefined) row.connection = key.connection;
   if (key.upstream_model !== undefined) row.upstream_model = key.upstream_model;
@@ -108,6 +135,16 @@ const NO_SPEND: Readonly<SpendTotals> = {
   unknownMicrosUsd: 0,
 };
 
+/** The group columns of a report's rows, in row order (JSON key order and CSV columns). */
+export function spendGroupColumns(groupBy: readonly string[]): string[] {
+  const { bucket, dimensions, attribute } = parseGroupBy(groupBy.join(','));
+  return [
+    ...(bucket === null ? [] : ['bucket']),
+    ...(attribute === null ? [] : [attributeField(attribute)]),
+    ...SPEND_DIMENSIONS.filter((dimension) => dimensions.includes(dimension)),
+  ];
+}
+
 export interface SpendReport {
   object: 'spend_report';
   from: string;
@@ -125,13 +162,17 @@ export async function spendReport(
 ): Promise<SpendReport> {
   const params = new Params(query, ['from', 'to', 'group_by']);
   const groupBy = params.text('group_by');
-  const { bucket, dimensions } = parseGroupBy(groupBy);
+  const { bucket, dimensions, attribute } = parseGroupBy(groupBy);
   const range = timeRange(params, nowMs);
-  const spendQuery: SpendQuery = { projectId: caller.projectId, ...range, bucket, dimensions };
+  const spendQuery: SpendQuery = { projectId: caller.projectId, ...range, bucket, dimensions, attribute };
   const [spendRows, refusalRows] = await Promise.all([
     store.reports.spend(spendQuery),
-    store.reports.refusals(spendQuery),
+    store.reports.refusals({ ...spendQuery, attribute: null }),
   ]);
+  // Refusals carry no attributes (the reservation was refused before any attempt): grouped by
+  // one, they count in the group without it.
+  if (attribute !== null) for (const row of refusalRows) row.key.attribute = null;
+  const field = attribute === null ? null : attributeField(attribute);
   // One row per group in key order from each read (43,200 rows for 30 days hourly by every
   // dimension): the two are merged in one pass, figures are exact integers below 2^53 (checked
   // on every addition, report-rows.ts `plus`), and each report row is built once.
@@ -154,7 +195,7 @@ export async function spendReport(
     const groupRefused = order >= 0 ? refusal!.refusals : 0;
     if (order <= 0) s++;
     if (order >= 0) r++;
-    rows.push(reportRow(key, groupTotals, groupRefused));
+    rows.push(reportRow(key, groupTotals, groupRefused, field));
     if (groupTotals !== undefined) addTotals(totals, groupTotals);
     refused = plus(refused, groupRefused);
   }

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { GatewayError } from '../errors/gateway-error.js';
-import { compareSpendKeys, figure, inKeyOrder, plus } from './report-rows.js';
+import { compareSpendKeys, figure, inKeyOrder, plus, withUnattributed } from './report-rows.js';
 
 const MAX = Number.MAX_SAFE_INTEGER; // 2^53 - 1
 
@@ -54,5 +54,51 @@ describe('report figures as checked integers', () => {
       [{ bucket: 'b', alias: 'x' }, 4],
     ]);
     expect(compareSpendKeys({ alias: '\uffff' }, { alias: '\u{1F600}' })).toBe(1);
+  });
+});
+
+describe('the group without an attribute', () => {
+  const totals = (calls: number, committed: number) => ({
+    calls,
+    inputTokens: calls * 10,
+    outputTokens: calls,
+    cacheCreationInputTokens: 0,
+    cacheReadInputTokens: 0,
+    committedMicrosUsd: committed,
+    unknownAttempts: 0,
+    unknownMicrosUsd: 0,
+  });
+
+  it('is each group total minus the values of the key, null first, values in order', () => {
+    const all = [
+      { key: { bucket: 'd1' }, totals: totals(5, 500) },
+      { key: { bucket: 'd2' }, totals: totals(2, 20) },
+    ];
+    const attributed = [
+      { key: { bucket: 'd1', attribute: 'ads' }, totals: totals(1, 30) },
+      { key: { bucket: 'd1', attribute: '' }, totals: totals(1, 7) },
+      { key: { bucket: 'd2', attribute: 'ads' }, totals: totals(2, 20) },
+    ];
+    expect(withUnattributed(all, attributed)).toEqual([
+      { key: { bucket: 'd1', attribute: null }, totals: totals(3, 463) },
+      { key: { bucket: 'd1', attribute: '' }, totals: totals(1, 7) },
+      { key: { bucket: 'd1', attribute: 'ads' }, totals: totals(1, 30) },
+      { key: { bucket: 'd2', attribute: 'ads' }, totals: totals(2, 20) },
+    ]);
+  });
+
+  it('refuses an attribute sum larger than the total (a rollup out of step), never a negative figure', () => {
+    expect(() =>
+      withUnattributed(
+        [{ key: {}, totals: totals(1, 10) }],
+        [{ key: { attribute: 'x' }, totals: totals(2, 10) }],
+      ),
+    ).toThrow(/rollup/);
+  });
+
+  it('orders null before the empty value before any other', () => {
+    expect(compareSpendKeys({ attribute: null }, { attribute: '' })).toBeLessThan(0);
+    expect(compareSpendKeys({ attribute: '' }, { attribute: 'a' })).toBeLessThan(0);
+    expect(compareSpendKeys({ attribute: 'b' }, { attribute: 'a' })).toBeGreaterThan(0);
   });
 });

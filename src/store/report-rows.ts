@@ -15,6 +15,7 @@ export function exact(value: unknown): bigint {
 function groupKey(row: Row): SpendGroupKey {
   const key: SpendGroupKey = {};
   if (row.bucket !== undefined) key.bucket = String(row.bucket);
+  if (row.attribute !== undefined) key.attribute = row.attribute === null ? null : String(row.attribute);
   if (row.alias !== undefined) key.alias = String(row.alias);
   if (row.connection !== undefined) key.connection = String(row.connection);
   if (row.upstream_model !== undefined) key.upstream_model = String(row.upstream_model);
@@ -86,6 +87,9 @@ export function workUnitSpendFromRow(row: Row): WorkUnitSpend {
     unknownAttempts: exact(row.unknown_attempts),
     headValueJson: row.head_value === null || row.head_value === undefined ? null : String(row.head_value),
     headProvisional: provisional === true || provisional === 1 || provisional === 1n,
+    ...(row.attribute === undefined
+      ? {}
+      : { attribute: row.attribute === null ? null : String(row.attribute) }),
   };
 }
 
@@ -98,6 +102,7 @@ export function nonEmpty(row: SpendRow): boolean {
 export function compareSpendKeys(a: SpendGroupKey, b: SpendGroupKey): number {
   return (
     compareField(a.bucket, b.bucket) ||
+    compareAttribute(a.attribute, b.attribute) ||
     compareField(a.alias, b.alias) ||
     compareField(a.connection, b.connection) ||
     compareField(a.upstream_model, b.upstream_model) ||
@@ -109,6 +114,57 @@ function compareField(a: string | undefined, b: string | undefined): number {
   const left = a ?? '';
   const right = b ?? '';
   return left === right ? 0 : left < right ? -1 : 1;
+}
+
+/** Attribute values: null (without the attribute) first, then in code-unit order ('' is a value). */
+function compareAttribute(a: string | null | undefined, b: string | null | undefined): number {
+  if (a === b) return 0;
+  if (a === undefined || a === null) return -1;
+  if (b === undefined || b === null) return 1;
+  return a < b ? -1 : 1;
+}
+
+/** sum - part, per figure: the part is a subset of the attempts the sum counts, so never negative. */
+function minusTotals(sum: SpendTotals, part: SpendTotals): SpendTotals {
+  const difference: SpendTotals = {
+    calls: sum.calls - part.calls,
+    inputTokens: sum.inputTokens - part.inputTokens,
+    outputTokens: sum.outputTokens - part.outputTokens,
+    cacheCreationInputTokens: sum.cacheCreationInputTokens - part.cacheCreationInputTokens,
+    cacheReadInputTokens: sum.cacheReadInputTokens - part.cacheReadInputTokens,
+    committedMicrosUsd: sum.committedMicrosUsd - part.committedMicrosUsd,
+    unknownAttempts: sum.unknownAttempts - part.unknownAttempts,
+    unknownMicrosUsd: sum.unknownMicrosUsd - part.unknownMicrosUsd,
+  };
+  if (Object.values(difference).some((value) => value < 0))
+    throw new Error('attribute rollup holds more than the audit trail it was folded from');
+  return difference;
+}
+
+/**
+ * A report grouped by an attribute, from the groups without it (`all`: every attempt, per bucket
+ * and dimensions) and the groups of the attempts that carry it (`attributed`: per bucket, value
+ * and dimensions, both already in key order with each key once). An attempt carries a key at most
+ * once, so the attempts WITHOUT it in a group are the group's total minus the sum of its values:
+ * that difference is the group with value null. Result: in key order.
+ */
+export function withUnattributed(all: readonly SpendRow[], attributed: readonly SpendRow[]): SpendRow[] {
+  const withoutValue = (key: SpendGroupKey) =>
+    JSON.stringify([key.bucket, key.alias, key.connection, key.upstream_model, key.key_id]);
+  const carried = new Map<string, SpendTotals>();
+  for (const row of attributed) {
+    const group = withoutValue(row.key);
+    const sum = carried.get(group);
+    if (sum === undefined) carried.set(group, { ...row.totals });
+    else addTotals(sum, row.totals);
+  }
+  const rows: SpendRow[] = [...attributed];
+  for (const row of all) {
+    const part = carried.get(withoutValue(row.key));
+    const rest = part === undefined ? row.totals : minusTotals(row.totals, part);
+    if (rest.calls > 0) rows.push({ key: { ...row.key, attribute: null }, totals: rest });
+  }
+  return inKeyOrder(rows, (into, more) => addTotals(into.totals, more.totals));
 }
 
 /**

@@ -5,6 +5,8 @@
  */
 import type { Attributes } from './records.js';
 import {
+  type AttributeKind,
+  type AttributeRef,
   type OutcomeListQuery,
   type RunListQuery,
   SPEND_DIMENSIONS,
@@ -254,7 +256,7 @@ export function refusalSql(dialect: Dialect, query: SpendQuery): Statement {
 }
 
 /** PostgreSQL: the watermark of a folded source (postgres/report-fold.ts), as a scalar subquery. */
-export function watermarkSql(source: 'audit' | 'refusals'): string {
+export function watermarkSql(source: 'audit' | 'audit_attributes' | 'refusals'): string {
   return `(SELECT watermark FROM report_folds WHERE source = '${source}')`;
 }
 
@@ -318,10 +320,15 @@ function postgresBucket(column: string, bucket: SpendQuery['bucket']): string | 
  * Every Work Unit created in the period with its spend (sum of its Runs' committed) and the head
  * revision of its Outcome for the definition, if any.
  */
-export function workUnitSpendSql(dialect: Dialect, query: WorkUnitSpendQuery): Statement {
+export function workUnitSpendSql(
+  dialect: Dialect,
+  query: WorkUnitSpendQuery,
+  metadataKey?: string,
+): Statement {
   const head = dialect === 'sqlite' ? 'o.is_head = 1' : 'o.is_head';
+  const attribute = metadataKey === undefined ? '' : 'w.metadata ->> CAST(? AS TEXT) AS attribute, ';
   return {
-    sql: `SELECT w.id AS work_unit_id,
+    sql: `SELECT w.id AS work_unit_id, ${attribute}
         COALESCE((SELECT SUM(r.committed) FROM runs r WHERE r.work_unit_id = w.id), 0) AS spend,
         COALESCE((SELECT SUM(r.unknown_attempts) FROM runs r WHERE r.work_unit_id = w.id), 0) AS unknown_attempts,
         o.value AS head_value, o.provisional AS head_provisional
@@ -329,11 +336,125 @@ export function workUnitSpendSql(dialect: Dialect, query: WorkUnitSpendQuery): S
       LEFT JOIN outcomes o ON o.work_unit_id = w.id AND o.definition_id = ? AND ${head}
       WHERE w.project_id = ? AND w.created_at >= ? AND w.created_at < ?
       ORDER BY w.id`,
-    values: [query.definitionId, query.projectId, query.fromIso, query.toIso],
+    values: [
+      ...(metadataKey === undefined ? [] : [metadataKey]),
+      query.definitionId,
+      query.projectId,
+      query.fromIso,
+      query.toIso,
+    ],
   };
 }
 
 /** The same definition as UNKNOWN_ATTEMPT_SQL, for one audit entry already read. */
 export function isUnknownAttempt(entry: { state: string }): boolean {
   return entry.state === 'unknown';
+}
+
+/** The audit column (JSON object of string -> string, or null) an attribute kind is read from. */
+export function attributeColumn(kind: AttributeKind): 'tags' | 'metadata' {
+  return kind === 'tag' ? 'tags' : 'metadata';
+}
+
+/**
+ * The rollup rows of one attribute key, grouped by bucket and value: SQLite's audit_attribute_hourly
+ * (kept by a trigger, keyed by state like audit_hourly) or PostgreSQL's (folded, unknown sums as
+ * columns). Only attempts that carry the key are in it, and it has no dimensions (alias, ...).
+ */
+function attributeRollupSql(dialect: Dialect, query: SpendQuery, attribute: AttributeRef): Statement {
+  assertWholeHours(query);
+  if (query.dimensions.length > 0) throw new Error('the attribute rollup has no dimensions');
+  const bucket =
+    dialect === 'sqlite' ? sqliteBucket('hour', query.bucket) : postgresBucket('hour', query.bucket);
+  const columns = attributeColumns(query, bucket, 'value');
+  const sums = dialect === 'sqlite' ? SPEND_SUMS.rolledUp : SPEND_SUMS.facts;
+  const hours =
+    dialect === 'sqlite' ? [hourKey(query.fromIso), hourKey(query.toIso)] : [query.fromIso, query.toIso];
+  return {
+    sql: `SELECT ${columns.join(', ')}, ${sums} FROM audit_attribute_hourly
+      WHERE project_id = ? AND kind = ? AND name = ? AND hour >= ? AND hour < ?${groupBy(columns)} ORDER BY ${orderBy(columns)}`,
+    values: [query.projectId, attribute.kind, attribute.name, ...hours],
+  };
+}
+
+function attributeColumns(query: SpendQuery, bucket: string | null, value: string): string[] {
+  return [...(bucket === null ? [] : [`${bucket} AS bucket`]), `${value} AS attribute`, ...query.dimensions];
+}
+
+/** The sums of a spend report over audit rows, in SQL both dialects run. */
+const AUDIT_SUMS = `COUNT(*) AS calls, COALESCE(SUM(input_tokens), 0) AS input_tokens,
+  COALESCE(SUM(output_tokens), 0) AS output_tokens,
+  COALESCE(SUM(cache_creation_input_tokens), 0) AS cache_creation_input_tokens,
+  COALESCE(SUM(cache_read_input_tokens), 0) AS cache_read_input_tokens, COALESCE(SUM(cost), 0) AS committed,
+  COALESCE(SUM(CASE WHEN ${UNKNOWN_ATTEMPT_SQL} THEN 1 ELSE 0 END), 0) AS unknown_attempts,
+  COALESCE(SUM(CASE WHEN ${UNKNOWN_ATTEMPT_SQL} THEN cost ELSE 0 END), 0) AS unknown_committed`;
+
+/**
+ * An attribute with dimensions (alias, connection, upstream model, key), which its rollup does not
+ * keep: the audit rows reserved in the range, grouped by bucket, the attribute's value (NULL for
+ * rows without it: that group directly) and the dimensions, in one statement.
+ */
+export function attributeAuditSql(dialect: Dialect, query: SpendQuery, attribute: AttributeRef): Statement {
+  assertWholeHours(query);
+  const bucket =
+    dialect === 'sqlite'
+      ? sqliteBucket('substr(created_at, 1, 13)', query.bucket)
+      : postgresBucket('created_at', query.bucket);
+  const columns = attributeColumns(query, bucket, `${attributeColumn(attribute.kind)} ->> CAST(? AS TEXT)`);
+  return {
+    sql: `SELECT ${columns.join(', ')}, ${AUDIT_SUMS} FROM audit
+      WHERE project_id = ? AND created_at >= ? AND created_at < ?${groupBy(columns)} ORDER BY ${orderBy(columns)}`,
+    values: [attribute.name, query.projectId, query.fromIso, query.toIso],
+  };
+}
+
+/** SQLite: the attribute's rollup rows; the adapter adds the group without it (report-rows.ts). */
+export function sqliteAttributeSpendSql(query: SpendQuery, attribute: AttributeRef): Statement {
+  return attributeRollupSql('sqlite', query, attribute);
+}
+
+/**
+ * PostgreSQL: the attribute's rollup rows and the audit rows above its own watermark
+ * (`audit_attributes`) that carry the key, to run in the same snapshot as postgresSpendSql's two
+ * statements (the totals the group without the attribute is taken from).
+ */
+export function postgresAttributeSpendSql(
+  query: SpendQuery,
+  attribute: AttributeRef,
+): { rollup: Statement; tail: Statement } {
+  const value = `${attributeColumn(attribute.kind)} ->> CAST(? AS TEXT)`;
+  const columns = attributeColumns(query, postgresBucket('created_at', query.bucket), value);
+  return {
+    rollup: attributeRollupSql('postgres', query, attribute),
+    tail: {
+      sql: `SELECT ${columns.join(', ')}, ${AUDIT_SUMS}
+        FROM audit WHERE project_id = ? AND sequence > ${watermarkSql('audit_attributes')}
+          AND created_at >= ? AND created_at < ? AND ${value} IS NOT NULL${groupBy(columns)}`,
+      values: [attribute.name, query.projectId, query.fromIso, query.toIso, attribute.name],
+    },
+  };
+}
+
+/**
+ * Cost per Outcome split by a tag: per Work Unit of the period and value of the tag on its
+ * attempts (null: attempts without it), the committed cost of those attempts (their audit rows,
+ * whose costs add up to the Runs' committed), with the Work Unit's head Outcome. A Work Unit
+ * without attempts has one row: value null, spend 0.
+ */
+export function workUnitTagSpendSql(dialect: Dialect, query: WorkUnitSpendQuery, tag: string): Statement {
+  const head = dialect === 'sqlite' ? 'o.is_head = 1' : 'o.is_head';
+  return {
+    sql: `SELECT w.id AS work_unit_id, a.tags ->> CAST(? AS TEXT) AS attribute,
+        COALESCE(SUM(a.cost), 0) AS spend,
+        COALESCE(SUM(CASE WHEN ${UNKNOWN_ATTEMPT_SQL} THEN 1 ELSE 0 END), 0) AS unknown_attempts,
+        o.value AS head_value, o.provisional AS head_provisional
+      FROM work_units w
+      LEFT JOIN runs r ON r.work_unit_id = w.id
+      LEFT JOIN audit a ON a.run_id = r.id
+      LEFT JOIN outcomes o ON o.work_unit_id = w.id AND o.definition_id = ? AND ${head}
+      WHERE w.project_id = ? AND w.created_at >= ? AND w.created_at < ?
+      GROUP BY w.id, 2, o.value, o.provisional
+      ORDER BY w.id, 2`,
+    values: [tag, query.definitionId, query.projectId, query.fromIso, query.toIso],
+  };
 }

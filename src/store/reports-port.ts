@@ -59,6 +59,16 @@ export const SPEND_DIMENSIONS = ['alias', 'connection', 'upstream_model', 'key_i
 export type SpendDimension = (typeof SPEND_DIMENSIONS)[number];
 export type TimeBucket = 'hour' | 'day';
 
+/** Where an attempt's attribute comes from: its call's tags or its Run's (and Work Unit's) metadata. */
+export const ATTRIBUTE_KINDS = ['tag', 'metadata'] as const;
+export type AttributeKind = (typeof ATTRIBUTE_KINDS)[number];
+
+/** One attribute key a report groups by (`tag.team` = { kind: 'tag', name: 'team' }). */
+export interface AttributeRef {
+  kind: AttributeKind;
+  name: string;
+}
+
 export interface SpendQuery {
   projectId: string;
   /** Whole UTC hours, RFC 3339; attempts reserved in [from, to). */
@@ -66,11 +76,18 @@ export interface SpendQuery {
   toIso: string;
   bucket: TimeBucket | null;
   dimensions: readonly SpendDimension[];
+  /**
+   * Groups by this attribute's value too: attempts without it form the group with value null.
+   * Refusals carry no attributes: refusal rows always have the value null.
+   */
+  attribute?: AttributeRef | null;
 }
 
 export interface SpendGroupKey {
   /** Start of the hour or day (RFC 3339) when bucketed. */
   bucket?: string;
+  /** The attribute's value when grouped by one; null for attempts without it. */
+  attribute?: string | null;
   alias?: string;
   connection?: string;
   upstream_model?: string;
@@ -123,6 +140,13 @@ export interface WorkUnitSpendQuery {
   /** Work Units created in [from, to). */
   fromIso: string;
   toIso: string;
+  /**
+   * `metadata`: each Work Unit's row carries the value of this key of its metadata (null without).
+   * `tag`: each Work Unit's spend is split by the value of this tag on its attempts: one row per
+   * (Work Unit, value), the value null for its attempts without the tag, and one row with the value
+   * null and spend 0 for a Work Unit with no attempts. Its rows' spends add up to the Work Unit's.
+   */
+  groupBy?: AttributeRef | null;
 }
 
 /** One Work Unit of a cost-per-Outcome period: its spend (all its Runs) and its head Outcome. */
@@ -133,6 +157,8 @@ export interface WorkUnitSpend {
   /** JSON text of the head revision's value; null without an Outcome for the definition. */
   headValueJson: string | null;
   headProvisional: boolean;
+  /** With `groupBy`: the attribute value this row's spend belongs to (null: without it). */
+  attribute?: string | null;
 }
 
 export interface ReportsRepository {

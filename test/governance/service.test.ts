@@ -60,6 +60,8 @@ describeEachStore('governance: health, readiness, OpenAPI', (kind) => {
         'GET /svc/v1/outcomes',
         'GET /svc/v1/outcome-definitions',
         'GET /svc/v1/runs/{id}/attempts',
+        'GET /svc/v1/attempts',
+        'GET /svc/v1/attempts/{id}',
         'GET /svc/v1/reports/spend',
         'GET /svc/v1/reports/cost-per-outcome',
         'POST /svc/v1/keys',

@@ -148,7 +148,7 @@ describe('background responses on aliases of other wires', () => {
 
   it('falls back to the next target on a retryable failure: one attempt per target, the record follows', async () => {
     world.sim.setBehaviour({ status: 529, errorMessage: 'overloaded' }, { wire: 'messages', times: 1 });
-    const client = world.client(key);
+    const client = world.client(key, { 'Svc-Tags': 'team=jobs' });
     const { data: created, response } = await client.responses
       .create({ model: 'bg-fallback', input: 'hi', max_output_tokens: 16, background: true })
       .withResponse();
@@ -168,6 +168,12 @@ describe('background responses on aliases of other wires', () => {
     const second = (await attempt(world.gateway, record.attemptId))!;
     expect(second).toMatchObject({ upstreamModel: 'up-fb-chat', state: 'settled', outcome: 'completed' });
     expect(second.costMicrosUsd).toBe(expectedCost(second, CHAT_PRICE));
+    // The job's fallback serves the same client request: its call, its tags, the failed attempt tried.
+    expect(second).toMatchObject({ callId: first.callId, tags: { team: 'jobs' } });
+    expect(first.callId).toMatch(/^call_/);
+    expect(second.route?.tried.map((tried) => [tried.attempt_id, tried.outcome])).toEqual([
+      [first.attemptId, 'refused_upstream'],
+    ]);
     expect(world.sim.requests().map((request) => request.path)).toEqual([
       '/v1/messages',
       '/v1/chat/completions',

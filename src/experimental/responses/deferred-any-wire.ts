@@ -24,6 +24,7 @@ import {
 } from '../../gateway/messages/upstream-attempt.js';
 import type { AttemptRunner } from '../../ledger/attempt-runner.js';
 import type { BackgroundAttempt, BackgroundEnd, SentCall } from '../../ledger/background-attempt.js';
+import { attributionAfter } from '../../ledger/ledger.js';
 import { type Clock, unixSeconds } from '../../lib/clock.js';
 import { canonicalToResponsesResponse } from '../../primitives/responses/outbound-response.js';
 import type { DeferredResponseRecord } from '../../store/deferred-responses-port.js';
@@ -163,10 +164,10 @@ export async function runAnyWire(
             end: (attempt) => attempt.finish(sent),
           };
         }
-        const moved = await moveTo(deps, current, next, inputOf(next), result.sent);
+        const failure = result.errorType ?? result.error.code;
+        const moved = await moveTo(deps, current, next, inputOf(next), result.sent, failure);
         if (moved.kind !== 'moved') return moved.kind === 'gone' ? undefined : moved.ending;
         const from = planned.target.connection.name;
-        const failure = result.errorType ?? result.error.code;
         deps.runner.fallback(record.model, from, next.target.connection.name, failure);
         current = moved.record;
         break;
@@ -192,9 +193,16 @@ async function moveTo(
   next: PlannedTarget,
   input: AttemptInput,
   failed: SentCall,
+  failure: string,
 ): Promise<Move> {
   await deps.runner.held(record).finish(failed);
-  const plan = messagesAttemptPlan(input);
+  // The next attempt serves the same client request: the log gives it the failed one's call, tags
+  // and trace, and names the failed one as tried (read back: the job has no request record).
+  const previous = await deps.store.requestLog.get(record.projectId, record.attemptId);
+  const plan = {
+    ...messagesAttemptPlan(input),
+    ...(previous ? { attribution: attributionAfter(previous, failure) } : {}),
+  };
   let held: BackgroundAttempt;
   try {
     held = await deps.runner.hold(plan, record.id, ATTEMPT_LEASE_MS);

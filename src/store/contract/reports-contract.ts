@@ -5,8 +5,8 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { newId } from '../../lib/ids.js';
-import type { Idempotency, Store } from '../port.js';
-import type { RefusalRecord } from '../reports-port.js';
+import type { Attributes, AuditEntry, Idempotency, Store } from '../port.js';
+import type { AttributeRef, RefusalRecord } from '../reports-port.js';
 import type { StoreHarness } from './harness.js';
 
 const PROJECT = 'prj_reports';
@@ -33,7 +33,11 @@ export function defineReportsContract(name: string, open: () => Promise<StoreHar
     });
     afterEach(async () => harness.cleanup());
 
-    async function unitWithRun(createdAt: string): Promise<{ unit: string; run: string }> {
+    async function unitWithRun(
+      createdAt: string,
+      unitMetadata: Attributes | null = null,
+      runMetadata: Attributes | null = null,
+    ): Promise<{ unit: string; run: string }> {
       const unit = newId('wku');
       await store.createWorkUnit(
         {
@@ -44,6 +48,7 @@ export function defineReportsContract(name: string, open: () => Promise<StoreHar
             createdAt,
             closedAt: null,
             definitions: [{ id: 'odef_a', version: 1 }],
+            metadata: unitMetadata,
           },
         },
         idem(),
@@ -66,6 +71,7 @@ export function defineReportsContract(name: string, open: () => Promise<StoreHar
             expiresAt: iso(100 * HOUR),
             closedAt: null,
             closeReason: null,
+            metadata: runMetadata,
           },
           maxRunsPerWorkUnit: 32,
         },
@@ -280,6 +286,192 @@ export function defineReportsContract(name: string, open: () => Promise<StoreHar
           dimensions: [],
         }),
       ).rejects.toThrow(/not a whole UTC hour/);
+    });
+
+    async function taggedAttempt(
+      run: string | null,
+      at: number,
+      tags: Record<string, string> | null,
+      cost: number,
+      state: 'settled' | 'unknown' = 'settled',
+    ) {
+      const attemptId = newId('att');
+      await store.reserve({
+        attemptId,
+        projectId: PROJECT,
+        keyId: 'key_a',
+        runId: run,
+        reservationMicrosUsd: 500,
+        now: T0 + at,
+        createdAt: iso(at),
+        leaseExpiresAt: iso(at + HOUR),
+        owner: 'o',
+        endpoint: 'messages',
+        alias: at % 2 === 0 ? 'a' : 'b',
+        connection: 'c1',
+        profile: 'p',
+        upstreamModel: 'm1',
+        attribution: { callId: attemptId, tags, route: null, traceId: null },
+      });
+      await store.settle({
+        attemptId,
+        state,
+        costMicrosUsd: cost,
+        usage: {
+          inputTokens: cost % 7,
+          outputTokens: 1,
+          cacheCreationInputTokens: 0,
+          cacheReadInputTokens: 2,
+        },
+        outcome: state === 'settled' ? 'completed' : 'unknown',
+        httpStatus: 200,
+        durationMs: 1,
+        settledAt: iso(at + 1000),
+      });
+    }
+
+    /** Spend per (hour, value of an attribute, alias?) recomputed from the audit trail alone. */
+    async function recomputedBy(
+      value: (entry: AuditEntry) => string | null | undefined,
+      withAlias: boolean,
+    ): Promise<unknown[]> {
+      const rows = new Map<
+        string,
+        [string, string | null, string | undefined, number, number, number, number]
+      >();
+      for (const entry of await store.listAudit({ projectId: PROJECT, afterSequence: 0, limit: 10_000 })) {
+        const hour = new Date(Math.floor(Date.parse(entry.createdAt) / HOUR) * HOUR).toISOString();
+        const group: [string, string | null, string | undefined] = [
+          hour,
+          value(entry) ?? null,
+          withAlias ? entry.alias : undefined,
+        ];
+        const key = JSON.stringify(group);
+        const row = rows.get(key) ?? [...group, 0, 0, 0, 0];
+        row[3] += 1;
+        row[4] += entry.costMicrosUsd;
+        row[5] += entry.state === 'unknown' ? 1 : 0;
+        row[6] += entry.usage?.inputTokens ?? 0;
+        rows.set(key, row);
+      }
+      return [...rows.values()].sort((a, b) => (JSON.stringify(a) < JSON.stringify(b) ? -1 : 1));
+    }
+
+    async function reportedBy(attribute: AttributeRef, withAlias: boolean): Promise<unknown[]> {
+      const rows = await store.reports.spend({
+        projectId: PROJECT,
+        fromIso: iso(-HOUR),
+        toIso: iso(4 * HOUR),
+        bucket: 'hour',
+        dimensions: withAlias ? ['alias'] : [],
+        attribute,
+      });
+      return rows
+        .map((row) => [
+          row.key.bucket,
+          row.key.attribute,
+          row.key.alias,
+          row.totals.calls,
+          row.totals.committedMicrosUsd,
+          row.totals.unknownAttempts,
+          row.totals.inputTokens,
+        ])
+        .sort((a, b) => (JSON.stringify(a) < JSON.stringify(b) ? -1 : 1));
+    }
+
+    it('groups spend by a tag or a metadata key exactly, the group without it null, folded or not', async () => {
+      const acme = await unitWithRun(iso(), { customer: 'acme', plan: '' }, { stage: 'draft' });
+      const bare = await unitWithRun(iso());
+      await taggedAttempt(acme.run, 0, { team: 'search', feature: 'a' }, 120);
+      await taggedAttempt(acme.run, 1, { team: 'ads' }, 30, 'unknown');
+      await taggedAttempt(bare.run, HOUR + 3, null, 7);
+      await taggedAttempt(null, HOUR + 4, { team: 'search' }, 11);
+      const team: AttributeRef = { kind: 'tag', name: 'team' };
+      const customer: AttributeRef = { kind: 'metadata', name: 'customer' };
+      const plan: AttributeRef = { kind: 'metadata', name: 'plan' };
+      const check = async () => {
+        for (const withAlias of [false, true]) {
+          expect(await reportedBy(team, withAlias)).toEqual(
+            await recomputedBy((e) => e.tags?.team, withAlias),
+          );
+          expect(await reportedBy(customer, withAlias)).toEqual(
+            await recomputedBy((e) => e.metadata?.customer, withAlias),
+          );
+        }
+        expect(await reportedBy(plan, false)).toEqual(await recomputedBy((e) => e.metadata?.plan, false));
+      };
+      await check();
+      // More traffic in hours already read (and folded on PostgreSQL): still each attempt once.
+      await taggedAttempt(acme.run, 2, { team: 'search' }, 40);
+      await taggedAttempt(null, 3 * HOUR, null, 5);
+      await check();
+      expect(await reportedBy(team, false)).toContainEqual([
+        iso(),
+        'search',
+        undefined,
+        2,
+        160,
+        0,
+        (120 % 7) + (40 % 7),
+      ]);
+      expect(await reportedBy(plan, false)).toContainEqual([
+        iso(),
+        '',
+        undefined,
+        3,
+        660,
+        1,
+        (120 % 7) + (30 % 7) + (40 % 7),
+      ]);
+      // Another Project's attributes are not counted.
+      const other = await store.reports.spend({
+        projectId: 'prj_other',
+        fromIso: iso(),
+        toIso: iso(HOUR),
+        bucket: null,
+        dimensions: [],
+        attribute: team,
+      });
+      expect(other).toEqual([]);
+    });
+
+    it('gives each Work Unit its metadata value, or its spend split by the tag of its attempts', async () => {
+      const acme = await unitWithRun(iso(), { customer: 'acme' });
+      const bare = await unitWithRun(iso());
+      const idle = await unitWithRun(iso());
+      await taggedAttempt(acme.run, 0, { team: 'search' }, 120);
+      await taggedAttempt(acme.run, 1, { team: 'ads' }, 30, 'unknown');
+      await taggedAttempt(acme.run, 2, null, 4);
+      await taggedAttempt(bare.run, 3, { team: 'ads' }, 9);
+      const period = { projectId: PROJECT, definitionId: 'odef_a', fromIso: iso(), toIso: iso(HOUR) };
+      const byCustomer = await store.reports.workUnitSpend({
+        ...period,
+        groupBy: { kind: 'metadata', name: 'customer' },
+      });
+      expect(byCustomer.map((row) => [row.workUnitId, row.attribute, row.spendMicrosUsd]).sort()).toEqual(
+        [
+          [acme.unit, 'acme', 624n],
+          [bare.unit, null, 9n],
+          [idle.unit, null, 0n],
+        ].sort(),
+      );
+      const byTeam = await store.reports.workUnitSpend({ ...period, groupBy: { kind: 'tag', name: 'team' } });
+      expect(
+        byTeam.map((row) => [row.workUnitId, row.attribute, row.spendMicrosUsd, row.unknownAttempts]).sort(),
+      ).toEqual(
+        [
+          [acme.unit, null, 4n, 0n],
+          [acme.unit, 'ads', 500n, 1n],
+          [acme.unit, 'search', 120n, 0n],
+          [bare.unit, 'ads', 9n, 0n],
+          [idle.unit, null, 0n, 0n],
+        ].sort(),
+      );
+      const whole = await store.reports.workUnitSpend(period);
+      for (const unit of whole) {
+        const parts = byTeam.filter((row) => row.workUnitId === unit.workUnitId);
+        expect(parts.reduce((sum, row) => sum + row.spendMicrosUsd, 0n)).toBe(unit.spendMicrosUsd);
+      }
     });
 
     it('records refusals and counts them by dimension', async () => {

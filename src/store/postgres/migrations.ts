@@ -6,7 +6,9 @@
  * BOOLEAN, lists are JSONB. An Outcome's `value` stays TEXT holding JSON: JSONB would come back
  * already parsed, and a string value would then be indistinguishable from JSON text in rows.ts.
  */
+
 import { POSTGRES_FILES_MIGRATION } from './files-migration.js';
+import { POSTGRES_MIGRATION_ATTRIBUTE_ROLLUP } from './migration-attribute-rollup.js';
 import { POSTGRES_MIGRATION_JOBS_RESOURCES } from './migration-jobs-resources.js';
 import { POSTGRES_MIGRATION_KEYS_CAPS } from './migration-keys-caps.js';
 import { POSTGRES_MIGRATION_LEDGER_FUNCTIONS } from './migration-ledger-functions.js';
@@ -186,4 +188,5 @@ CREATE TRIGGER audit_append_only_truncate BEFORE TRUNCATE ON audit
   POSTGRES_MIGRATION_LEDGER_FUNCTIONS,
   POSTGRES_MIGRATION_RESOURCE_LISTS,
   POSTGRES_MIGRATION_REQUEST_LOG,
+  POSTGRES_MIGRATION_ATTRIBUTE_ROLLUP,
 ];

@@ -21,11 +21,15 @@ import type pg from 'pg';
 import { UNKNOWN_ATTEMPT_SQL } from '../report-sql.js';
 import type { Row } from '../rows.js';
 
-export type FoldSourceName = 'audit' | 'refusals';
+export type FoldSourceName = 'audit' | 'audit_attributes' | 'refusals';
 
 interface FoldSource {
   table: string;
   id: string;
+  /** The share of FoldOptions.chunk folded per transaction (a row may expand to several). */
+  chunkShare: number;
+  /** SET LOCAL statements of the fold's transaction. */
+  settings: string[];
   /** Folds the rows with $1 < id <= $2 into the rollup. */
   foldSql: string;
 }
@@ -35,6 +39,13 @@ const HOUR_OF_ROW = "date_trunc('hour', created_at, 'UTC')";
 
 function added(columns: string[]): string {
   return columns.map((column) => `${column} = r.${column} + excluded.${column}`).join(', ');
+}
+
+const ATTRIBUTE_KEY = 'project_id, kind, name, hour, value';
+
+/** A JSONB column's value when it is an object (jsonb_each_text of NULL yields no rows). */
+function objectOrNull(column: string): string {
+  return `CASE WHEN jsonb_typeof(${column}) = 'object' THEN ${column} END`;
 }
 
 const AUDIT_SUMS = [
@@ -52,6 +63,8 @@ const SOURCES: Record<FoldSourceName, FoldSource> = {
   audit: {
     table: 'audit',
     id: 'sequence',
+    chunkShare: 1,
+    settings: [],
     foldSql: `INSERT INTO audit_hourly AS r (${KEY}, ${AUDIT_SUMS.join(', ')})
       SELECT project_id, ${HOUR_OF_ROW}, alias, connection, upstream_model, key_id, COUNT(*),
         COALESCE(SUM(input_tokens), 0), COALESCE(SUM(output_tokens), 0),
@@ -62,9 +75,36 @@ const SOURCES: Record<FoldSourceName, FoldSource> = {
       GROUP BY 1, 2, 3, 4, 5, 6
       ON CONFLICT (${KEY}) DO UPDATE SET ${added(AUDIT_SUMS)}`,
   },
+  // Migration 14: each attempt adds to one row per tag and per metadata key it carries, per
+  // (Project, kind, key, hour, value); attempts without attributes add nothing. Its own watermark.
+  audit_attributes: {
+    table: 'audit',
+    id: 'sequence',
+    // About 5 attributes per row. The planner guesses 100 rows per jsonb_each_text call (10 M for
+    // a chunk), so left alone it compiles the statement to machine code (seconds per chunk) and
+    // sorts on disk; the groups (hundreds per hour) fit in memory: hash them.
+    chunkShare: 0.4,
+    settings: ['jit = off', "work_mem = '64MB'", 'enable_sort = off'],
+    foldSql: `INSERT INTO audit_attribute_hourly AS r (${ATTRIBUTE_KEY}, ${AUDIT_SUMS.join(', ')})
+      SELECT a.project_id, attribute.kind, attribute.name, ${HOUR_OF_ROW}, attribute.value, COUNT(*),
+        COALESCE(SUM(a.input_tokens), 0), COALESCE(SUM(a.output_tokens), 0),
+        COALESCE(SUM(a.cache_creation_input_tokens), 0), COALESCE(SUM(a.cache_read_input_tokens), 0),
+        SUM(a.cost), COUNT(*) FILTER (WHERE a.${UNKNOWN_ATTEMPT_SQL}),
+        COALESCE(SUM(a.cost) FILTER (WHERE a.${UNKNOWN_ATTEMPT_SQL}), 0)
+      FROM audit a CROSS JOIN LATERAL (
+        SELECT 'tag' AS kind, key AS name, value FROM jsonb_each_text(${objectOrNull('a.tags')})
+        UNION ALL
+        SELECT 'metadata', key, value FROM jsonb_each_text(${objectOrNull('a.metadata')})
+      ) AS attribute
+      WHERE a.sequence > $1 AND a.sequence <= $2
+      GROUP BY 1, 2, 3, 4, 5
+      ON CONFLICT (${ATTRIBUTE_KEY}) DO UPDATE SET ${added(AUDIT_SUMS)}`,
+  },
   refusals: {
     table: 'refusals',
     id: 'id',
+    chunkShare: 1,
+    settings: [],
     foldSql: `INSERT INTO refusals_hourly AS r (${KEY}, refusals)
       SELECT project_id, ${HOUR_OF_ROW}, alias, connection, upstream_model, key_id, COUNT(*)
       FROM refusals WHERE id > $1 AND id <= $2
@@ -110,8 +150,9 @@ export class ReportFolder {
         );
         if (state.rows.length === 0) return 'busy' as const;
         const watermark = BigInt(String(state.rows[0]!.watermark));
+        for (const setting of source.settings) await client.query(`SET LOCAL ${setting}`);
         if (watermark >= high) return 'done' as const;
-        const chunk = BigInt(this.options.chunk);
+        const chunk = BigInt(Math.max(1, Math.floor(this.options.chunk * source.chunkShare)));
         const upper = high - watermark > chunk ? watermark + chunk : high;
         await client.query(source.foldSql, [watermark.toString(), upper.toString()]);
         await client.query('UPDATE report_folds SET watermark = $2 WHERE source = $1', [

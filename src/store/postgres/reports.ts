@@ -11,11 +11,14 @@ import {
   nonEmpty,
   refusalFromRow,
   spendFromRow,
+  withUnattributed,
   workUnitSpendFromRow,
 } from '../report-rows.js';
 import {
+  attributeAuditSql,
   numbered,
   outcomeListSql,
+  postgresAttributeSpendSql,
   postgresSpendSql,
   refusalSql,
   runAttemptsSql,
@@ -23,6 +26,7 @@ import {
   type Statement,
   workUnitListSql,
   workUnitSpendSql,
+  workUnitTagSpendSql,
 } from '../report-sql.js';
 import type {
   OutcomeListQuery,
@@ -92,6 +96,7 @@ export class PostgresReports implements ReportsRepository {
   /** Folds the audit trail and the refusals into the hourly rollups as far as is safe now. */
   async fold(): Promise<void> {
     await this.folder.fold('audit');
+    await this.folder.fold('audit_attributes');
     await this.folder.fold('refusals');
   }
 
@@ -116,17 +121,31 @@ export class PostgresReports implements ReportsRepository {
   }
 
   async spend(query: SpendQuery): Promise<SpendRow[]> {
+    const attribute = query.attribute ?? null;
+    if (attribute !== null && query.dimensions.length > 0) {
+      // Dimensions the attribute rollup does not keep: the audit rows, the group null included.
+      const rows = await this.all(attributeAuditSql('postgres', query, attribute));
+      return rows.map(withBucketTime).map(spendFromRow).filter(nonEmpty);
+    }
     // A fold only shortens the raw tail the report reads; the figures are exact either way.
     await this.folder.fold('audit');
-    const statements = postgresSpendSql(query);
-    const [rollup, tail] = await this.snapshot(async (client) => [
-      (await client.query<Row>({ ...statementOf(statements.rollup), types: FIGURES_AS_NUMBERS })).rows,
-      (await client.query<Row>({ ...statementOf(statements.tail), types: FIGURES_AS_NUMBERS })).rows,
+    if (attribute !== null) await this.folder.fold('audit_attributes');
+    const totals = postgresSpendSql(query);
+    const attributed = attribute === null ? null : postgresAttributeSpendSql(query, attribute);
+    // Every statement in one snapshot: each rollup plus the raw rows above its own watermark.
+    const read = async (client: pg.PoolClient, statement: Statement) =>
+      (await client.query<Row>({ ...statementOf(statement), types: FIGURES_AS_NUMBERS })).rows
+        .map(withBucketTime)
+        .map(spendFromRow);
+    const [rollup, tail, attributeRollup, attributeTail] = await this.snapshot(async (client) => [
+      await read(client, totals.rollup),
+      await read(client, totals.tail),
+      attributed === null ? [] : await read(client, attributed.rollup),
+      attributed === null ? [] : await read(client, attributed.tail),
     ]);
-    return mergeSpend(
-      rollup.map(withBucketTime).map(spendFromRow),
-      tail.map(withBucketTime).map(spendFromRow),
-    );
+    const all = mergeSpend(rollup, tail);
+    if (attributed === null) return all;
+    return withUnattributed(all, mergeSpend(attributeRollup, attributeTail));
   }
 
   async refusals(query: SpendQuery): Promise<RefusalRow[]> {
@@ -158,6 +177,13 @@ export class PostgresReports implements ReportsRepository {
   }
 
   async workUnitSpend(query: WorkUnitSpendQuery): Promise<WorkUnitSpend[]> {
-    return (await this.all(workUnitSpendSql('postgres', query))).map(workUnitSpendFromRow);
+    const groupBy = query.groupBy ?? null;
+    const statement =
+      groupBy === null
+        ? workUnitSpendSql('postgres', query)
+        : groupBy.kind === 'metadata'
+          ? workUnitSpendSql('postgres', query, groupBy.name)
+          : workUnitTagSpendSql('postgres', query, groupBy.name);
+    return (await this.all(statement)).map(workUnitSpendFromRow);
   }
 }

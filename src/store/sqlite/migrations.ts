@@ -2,6 +2,7 @@
 import type Database from 'better-sqlite3';
 import { SQLITE_FILES_MIGRATION } from './files-migration.js';
 import { SQLITE_MIGRATION_ATTEMPTS_RESERVED } from './migration-attempts-reserved.js';
+import { SQLITE_MIGRATION_ATTRIBUTE_ROLLUP } from './migration-attribute-rollup.js';
 import { SQLITE_MIGRATION_CHECKS_WITHOUT_IN_LISTS } from './migration-checks-without-in-lists.js';
 import { SQLITE_MIGRATION_JOBS_RESOURCES } from './migration-jobs-resources.js';
 import { SQLITE_MIGRATION_KEYS_CAPS } from './migration-keys-caps.js';
@@ -172,4 +173,5 @@ CREATE TRIGGER audit_append_only_delete BEFORE DELETE ON audit BEGIN SELECT RAIS
   SQLITE_MIGRATION_CHECKS_WITHOUT_IN_LISTS,
   SQLITE_MIGRATION_RESOURCE_LISTS,
   SQLITE_MIGRATION_REQUEST_LOG,
+  SQLITE_MIGRATION_ATTRIBUTE_ROLLUP,
 ];

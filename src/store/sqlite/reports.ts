@@ -5,17 +5,26 @@
  */
 import type Database from 'better-sqlite3';
 import type { AuditEntry, Outcome, Run, WorkUnit } from '../port.js';
-import { nonEmpty, refusalFromRow, spendFromRow, workUnitSpendFromRow } from '../report-rows.js';
 import {
+  nonEmpty,
+  refusalFromRow,
+  spendFromRow,
+  withUnattributed,
+  workUnitSpendFromRow,
+} from '../report-rows.js';
+import {
+  attributeAuditSql,
   outcomeListSql,
   refusalSql,
   runAttemptsSql,
   runListSql,
   type Statement,
   spendSql,
+  sqliteAttributeSpendSql,
   sqliteBucketTime,
   workUnitListSql,
   workUnitSpendSql,
+  workUnitTagSpendSql,
 } from '../report-sql.js';
 import type {
   OutcomeListQuery,
@@ -73,12 +82,20 @@ export class SqliteReports implements ReportsRepository {
   }
 
   async spend(query: SpendQuery): Promise<SpendRow[]> {
-    const rows: SpendRow[] = [];
-    for (const row of this.all(spendSql(query))) {
-      const spend = spendFromRow(withBucketTime(row));
-      if (nonEmpty(spend)) rows.push(spend);
-    }
-    return rows;
+    const spendRows = (rows: Row[]) => rows.map((row) => spendFromRow(withBucketTime(row))).filter(nonEmpty);
+    const attribute = query.attribute ?? null;
+    if (attribute === null) return spendRows(this.all(spendSql(query)));
+    // With dimensions the attribute rollup does not keep: the audit rows, the group null included.
+    if (query.dimensions.length > 0)
+      return spendRows(this.all(attributeAuditSql('sqlite', query, attribute)));
+    // Both rollups in one read (no write in between): the group without the attribute is the
+    // difference of the two (report-rows.ts withUnattributed).
+    const run = (statement: Statement) => this.db.prepare(statement.sql).all(...statement.values) as Row[];
+    const [all, attributed] = this.read(() => [
+      run(spendSql(query)),
+      run(sqliteAttributeSpendSql(query, attribute)),
+    ]);
+    return withUnattributed(spendRows(all), spendRows(attributed));
   }
 
   async refusals(query: SpendQuery): Promise<RefusalRow[]> {
@@ -113,6 +130,13 @@ export class SqliteReports implements ReportsRepository {
   }
 
   async workUnitSpend(query: WorkUnitSpendQuery): Promise<WorkUnitSpend[]> {
-    return this.all(workUnitSpendSql('sqlite', query), true).map(workUnitSpendFromRow);
+    const groupBy = query.groupBy ?? null;
+    const statement =
+      groupBy === null
+        ? workUnitSpendSql('sqlite', query)
+        : groupBy.kind === 'metadata'
+          ? workUnitSpendSql('sqlite', query, groupBy.name)
+          : workUnitTagSpendSql('sqlite', query, groupBy.name);
+    return this.all(statement, true).map(workUnitSpendFromRow);
   }
 }
