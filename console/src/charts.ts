@@ -98,7 +98,10 @@ export function barChart(
 ): uPlot {
   const x = categories.map((_, index) => index);
   const bars = series.map((_, index) =>
-    uPlot.paths.bars!({ size: [0.8 / series.length, 80], align: index === 0 ? -1 : 1 }),
+    uPlot.paths.bars!({
+      size: [0.8 / series.length, 80],
+      align: series.length === 1 ? 0 : index === 0 ? -1 : 1,
+    }),
   );
   const chart = new uPlot(
     {
