@@ -4,7 +4,7 @@
  * the hash as `after`, so every page has its own address. A row opens the attempt's detail
  * (#/requests/<attempt id>, request-detail.ts).
  */
-import { get, type Json } from './api.js';
+import { ApiError, get, type Json } from './api.js';
 import { h, notice } from './dom.js';
 import { count, shortTime, usd } from './format.js';
 import { filterForm, queryOf } from './request-filters.js';
@@ -15,7 +15,16 @@ const PAGE = 50;
 export async function requestList(root: HTMLElement, filters: URLSearchParams) {
   const query = queryOf(filters);
   if (!query.has('limit')) query.set('limit', String(PAGE));
-  const [page, suggestions] = await Promise.all([get(`/svc/v1/attempts?${query}`), suggestionsOf()]);
+  const [answer, suggestions] = await Promise.all([
+    get(`/svc/v1/attempts?${query}`).catch((failure: unknown) => {
+      // A filter the API refuses (400 naming the parameter) is shown above the form, not instead of it.
+      if (failure instanceof ApiError && failure.status === 400) return failure;
+      throw failure;
+    }),
+    suggestionsOf(),
+  ]);
+  const refused = answer instanceof ApiError ? answer : null;
+  const page: Json = refused ? { data: [], has_more: false, next_cursor: null } : (answer as Json);
   const go = (next: URLSearchParams) => {
     const text = next.toString();
     location.hash = text ? `#/requests?${text}` : '#/requests';
@@ -71,15 +80,17 @@ export async function requestList(root: HTMLElement, filters: URLSearchParams) {
       'Every attempt of this Project, with or without a Run, newest first. One client request that fell back to another target shows one row per attempt (same call id).',
     ),
     panel,
-    attempts.length === 0
-      ? notice(
-          'empty',
-          active > 0 ? 'No attempt matches these filters.' : 'No model call yet.',
-          active > 0
-            ? 'Widen the time range or clear a filter.'
-            : 'Calls to /v1/messages and the other model endpoints appear here.',
-        )
-      : attemptTable(attempts),
+    refused
+      ? notice('error', 'The gateway refused these filters.', refused.message)
+      : attempts.length === 0
+        ? notice(
+            'empty',
+            active > 0 ? 'No attempt matches these filters.' : 'No model call yet.',
+            active > 0
+              ? 'Widen the time range or clear a filter.'
+              : 'Calls to /v1/messages and the other model endpoints appear here.',
+          )
+        : attemptTable(attempts),
     h(
       'div',
       { class: 'muted', 'data-testid': 'page-count', 'data-count': String(attempts.length) },

@@ -10,7 +10,7 @@ export async function workUnitList(root: HTMLElement, status: string) {
     h(
       'tr',
       {},
-      ...['Work Unit', 'status', 'created', 'closed', 'Outcome Definitions'].map((label) =>
+      ...['Work Unit', 'status', 'created', 'closed', 'Outcome Definitions', 'metadata'].map((label) =>
         h('th', {}, label),
       ),
     ),
@@ -59,6 +59,7 @@ export async function workUnitList(root: HTMLElement, status: string) {
           h('td', {}, shortTime(unit.created_at)),
           h('td', {}, shortTime(unit.closed_at)),
           h('td', {}, (unit.outcome_definitions as Json[]).map((definition) => definition.id).join(', ')),
+          h('td', { class: 'metadata' }, metadataText(unit.metadata)),
         ),
       );
     }
@@ -80,6 +81,13 @@ export async function workUnitList(root: HTMLElement, status: string) {
   await load();
 }
 
+/** `{customer: "acme"}` -> "customer=acme" (empty when a Work Unit or Run has none). */
+function metadataText(metadata: Json | null | undefined): string {
+  return Object.entries(metadata ?? {})
+    .map(([key, value]) => `${key}=${value}`)
+    .join(', ');
+}
+
 export async function workUnitDetail(root: HTMLElement, id: string) {
   const view = await get(`/svc/v1/work-units/${encodeURIComponent(id)}`);
   const unit = view.work_unit as Json;
@@ -95,6 +103,13 @@ export async function workUnitDetail(root: HTMLElement, id: string) {
       `created ${shortTime(unit.created_at)} · closed ${shortTime(unit.closed_at)} · spend `,
       h('strong', { 'data-testid': 'work-unit-spend', 'data-value': String(spend) }, usd(spend)),
     ),
+    metadataText(unit.metadata)
+      ? h(
+          'p',
+          { class: 'muted', 'data-testid': 'work-unit-metadata' },
+          `metadata: ${metadataText(unit.metadata)}`,
+        )
+      : '',
     h('h2', {}, `Runs (${runs.length})`),
     runs.length === 0
       ? notice(

@@ -446,6 +446,17 @@ function modelCallWith(
       ).toEqual(second.data.map((one: { id: string }) => one.id));
     });
 
+    it('shows the API’s message for a filter it refuses, above the filters', async () => {
+      await open(phone, '#/requests?http_status=abc', 'requests');
+      const refused = await call(gateway.url, 'GET', '/svc/v1/attempts?http_status=abc', { key });
+      expect(refused.status).toBe(400);
+      const message = (await phone.getByTestId('notice-error').textContent())!;
+      expect(message).toContain(refused.body.error.message);
+      expect(message).toContain('http_status');
+      expect(await phone.locator('[data-filter=http_status]').inputValue()).toBe('abc');
+      await fits(phone, 'requests-refused');
+    });
+
     it('says that the bodies need captures:read', async () => {
       const reader = await gateway.key('prj_a', ['governance:read']);
       const page = await browser.newPage({ viewport: PHONE });
@@ -498,5 +509,18 @@ function modelCallWith(
         await fits(page, 'spend-by-tag');
       });
     }
+  });
+  it('shows a Work Unit’s metadata in the list and on its page', async () => {
+    await signedIn(phone);
+    const unit = await traffic.api.createWorkUnit({ metadata: { customer: 'acme', plan: 'pro' } });
+    await open(phone, '#/work-units', 'work-units');
+    expect(await phone.locator(`tr[data-work-unit="${unit.id}"] td.metadata`).textContent()).toBe(
+      'customer=acme, plan=pro',
+    );
+    await open(phone, `#/work-units/${unit.id}`, 'work-units');
+    expect(await phone.getByTestId('work-unit-metadata').textContent()).toBe(
+      'metadata: customer=acme, plan=pro',
+    );
+    await fits(phone, 'work-unit-metadata');
   });
 });
