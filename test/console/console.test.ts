@@ -100,13 +100,26 @@ function modelCallWith(
     await page.evaluate(`location.hash = ${JSON.stringify(hash)}`);
     await ready(page, view);
   };
-  /** No horizontal page scroll: the document is no wider than the viewport. */
+  /**
+   * No horizontal page scroll: the document is no wider than the viewport asked for (a mobile page
+   * that overflows widens its layout viewport, so window.innerWidth alone would hide the overflow).
+   */
   const fits = async (page: Page, name: string) => {
-    const [scrollWidth, innerWidth] = (await page.evaluate(
-      '[document.documentElement.scrollWidth, window.innerWidth]',
-    )) as [number, number];
-    expect(scrollWidth, `${name} at ${innerWidth} px`).toBeLessThanOrEqual(innerWidth);
-    await page.screenshot({ path: join(SHOTS, `${name}-${innerWidth}.png`), fullPage: true });
+    const width = page.viewportSize()!.width;
+    const [scrollWidth, innerWidth, wide] = (await page.evaluate(`[
+      document.documentElement.scrollWidth,
+      window.innerWidth,
+      [...document.querySelectorAll('body *')]
+        .filter((element) => !element.closest('.scroll, nav') && element.getBoundingClientRect().right > ${width} + 0.5)
+        .slice(0, 5)
+        .map((element) => element.tagName + '.' + element.className + ' ' + Math.round(element.getBoundingClientRect().right)),
+    ]`)) as [number, number, string[]];
+    expect([scrollWidth, innerWidth, wide], `${name} at ${width} px`).toEqual([
+      Math.min(scrollWidth, width),
+      width,
+      wide.filter((entry) => entry.startsWith('none')),
+    ]);
+    await page.screenshot({ path: join(SHOTS, `${name}-${width}.png`), fullPage: true });
   };
   const signIn = async (page: Page, secret: string) => {
     await page.goto(`${gateway.url}/console/`);
@@ -517,6 +530,7 @@ function modelCallWith(
     expect(await phone.locator(`tr[data-work-unit="${unit.id}"] td.metadata`).textContent()).toBe(
       'customer=acme, plan=pro',
     );
+    await fits(phone, 'work-units-metadata');
     await open(phone, `#/work-units/${unit.id}`, 'work-units');
     expect(await phone.getByTestId('work-unit-metadata').textContent()).toBe(
       'metadata: customer=acme, plan=pro',
