@@ -12,6 +12,8 @@ import { GatewayError } from './errors/gateway-error.js';
 import { dialectOf, renderError } from './errors/render.js';
 import { registerBatchesRoutes } from './http/batches-routes.js';
 import { registerBodyParsers } from './http/body.js';
+import { registerCaptureHooks } from './http/capture-hooks.js';
+import { registerCaptureRoutes } from './http/capture-routes.js';
 import { registerChatRoutes } from './http/chat-routes.js';
 import { registerConsoleRoutes } from './http/console-routes.js';
 import { registerErrorHandling } from './http/errors.js';
@@ -43,6 +45,9 @@ export type { AppDeps };
 
 /** Batches and deferred responses: a 409 is a state conflict, retrying the same call cannot succeed. */
 const DEFERRED_PATHS = /^\/v1\/(batches|responses)(\/|$|\?)/;
+
+/** How long closing waits for queued body captures to be written (the rest are dropped and counted). */
+const CAPTURE_DRAIN_MS = 5_000;
 
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const sockets = new ClientSockets();
@@ -89,12 +94,13 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const observability = deps.observability ?? noObservability;
   registerObservabilityHooks(app, observability);
   registerRateLimitHeaders(app);
-  registerBodyParsers(app);
+  const services = composeServices(deps);
+  const { authenticator, captures } = services;
+  registerCaptureHooks(app, { policy: captures.policy, writer: captures.writer, clock: deps.clock });
+  registerBodyParsers(app, { keepJsonText: captures.policy.anyEnabled });
   registerInputGuard(app);
   registerErrorHandling(app);
 
-  const services = composeServices(deps);
-  const { authenticator } = services;
   registerHealthRoutes(app, deps.store);
   if (observability.metrics) registerMetricsRoute(app, observability.metrics, authenticator);
   registerGovernanceRoutes(app, services);
@@ -105,6 +111,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     pendingFor: (runId) => deps.ledger.pendingFor(runId),
   });
   registerEventRoutes(app, { guard: governanceGuard(services), store: deps.store });
+  registerCaptureRoutes(app, { guard: governanceGuard(services), reader: captures.reader });
   registerConsoleRoutes(app, deps.consoleDir);
   registerMessagesRoutes(app, services);
   registerResourceRoutes(app, { ...services, maxUploadBytes: deps.config.objects.max_upload_bytes });
@@ -125,6 +132,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.addHook('onClose', async () => {
     await services.dispatcher.stop();
     await services.worker.stop();
+    // Captures of calls that just finished are written before the store and objects close.
+    await captures.writer.close(CAPTURE_DRAIN_MS);
   });
   await app.ready();
   return app;

@@ -29,11 +29,12 @@ export function forgetKey(): void {
 // biome-ignore lint/suspicious/noExplicitAny: response bodies are JSON read by field
 export type Json = Record<string, any>;
 
-export async function get(path: string, key = storedKey()): Promise<Json> {
+async function send(path: string, init: RequestInit, key: string | null): Promise<Json> {
   let response: Response;
   try {
     response = await fetch(path, {
-      headers: { authorization: `Bearer ${key ?? ''}`, accept: 'application/json' },
+      ...init,
+      headers: { authorization: `Bearer ${key ?? ''}`, accept: 'application/json', ...init.headers },
     });
   } catch {
     throw new ApiError(0, 'network', 'The gateway did not answer.');
@@ -47,6 +48,29 @@ export async function get(path: string, key = storedKey()): Promise<Json> {
     );
   }
   return body;
+}
+
+export function get(path: string, key = storedKey()): Promise<Json> {
+  return send(path, {}, key);
+}
+
+/** A fresh Idempotency-Key (getRandomValues works on plain http too, where randomUUID does not). */
+function idempotencyKey(): string {
+  const bytes = crypto.getRandomValues(new Uint8Array(16));
+  return `console-${Array.from(bytes, (byte) => byte.toString(16).padStart(2, '0')).join('')}`;
+}
+
+/** A governance POST (JSON body, its own Idempotency-Key: one click is one write). */
+export function post(path: string, body: Json): Promise<Json> {
+  return send(
+    path,
+    {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'idempotency-key': idempotencyKey() },
+      body: JSON.stringify(body),
+    },
+    storedKey(),
+  );
 }
 
 /** Every page of a list (bounded: the console never loads more than `max` records). */
@@ -73,12 +97,13 @@ export function explain(error: unknown): { title: string; advice: string } {
         title: 'That Gateway Key was not accepted.',
         advice: 'Check that you pasted the whole key (it starts with gw_) and that it has not been revoked.',
       };
-    case 'gateway_key_scope_denied':
+    case 'gateway_key_scope_denied': {
+      const scope = /lacks the scope ([\w:]+)/.exec(error.message)?.[1] ?? 'governance:read';
       return {
-        title: 'This Gateway Key cannot read governance data.',
-        advice:
-          'Sign in with a key that has the governance:read scope (svc-gateway keys create --scopes governance:read).',
+        title: `This Gateway Key lacks the scope ${scope}.`,
+        advice: `Sign in with a key that has the ${scope} scope (svc-gateway keys create --scopes ${scope}).`,
       };
+    }
     case 'governance_unavailable':
       return {
         title: 'The gateway cannot reach its store right now.',

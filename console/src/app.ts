@@ -1,18 +1,25 @@
 /**
  * The svc gateway console: sign in with a Gateway Key (governance:read), then hash-routed views
- * (#/overview, #/work-units, #/work-units/<id>, #/cost-per-outcome, #/events). Plain DOM; charts by uPlot.
+ * (#/overview, #/work-units, #/work-units/<id>, #/cost-per-outcome, #/requests, #/requests/<id>,
+ * #/events, #/keys). The Keys link shows only for a key with keys:admin. Plain DOM; charts by uPlot.
  */
-import { explain, forgetKey, get, storedKey, storeKey } from './api.js';
+import { ApiError, explain, forgetKey, get, storedKey, storeKey } from './api.js';
 import { costPerOutcome } from './cost-per-outcome.js';
 import { h, mount, notice } from './dom.js';
 import { eventsPage } from './events.js';
+import { canManageKeys, keysPage } from './keys.js';
 import { overview } from './overview.js';
 import type { Period } from './period.js';
+import { requestDetail } from './request-detail.js';
+import { requestList } from './requests.js';
 import { workUnitDetail, workUnitList } from './work-units.js';
 
 const app = document.getElementById('app')!;
 const nav = document.getElementById('nav')!;
 const who = document.getElementById('who')!;
+const keysLink = nav.querySelector<HTMLElement>('a[data-view=keys]')!;
+/** Whether the signed-in key has keys:admin, asked once per sign-in. */
+let keysAccess: { key: string; allowed: Promise<boolean> } | null = null;
 const settings = {
   period: 30 as Period,
   stack: 'alias' as 'alias' | 'connection',
@@ -52,9 +59,9 @@ function signIn(message?: { title: string; advice: string }) {
     event.preventDefault();
     const key = input.value.trim();
     try {
-      await get('/svc/v1/outcome-definitions', key);
+      const landing = await landingFor(key);
       storeKey(key);
-      if (!location.hash || location.hash === '#/') location.hash = '#/overview';
+      if (!location.hash || location.hash === '#/') location.hash = landing;
       else void route();
     } catch (failure) {
       const explained = explain(failure);
@@ -63,6 +70,23 @@ function signIn(message?: { title: string; advice: string }) {
   });
   mount(app, form);
   input.focus();
+}
+
+/**
+ * Checks the key before keeping it: governance:read opens the overview; a key with only keys:admin
+ * may still manage keys, so it lands on #/keys.
+ */
+async function landingFor(key: string): Promise<string> {
+  try {
+    await get('/svc/v1/outcome-definitions', key);
+    return '#/overview';
+  } catch (failure) {
+    if (!(failure instanceof ApiError) || failure.code !== 'gateway_key_scope_denied') throw failure;
+    await get('/svc/v1/keys', key).catch(() => {
+      throw failure;
+    });
+    return '#/keys';
+  }
 }
 
 async function route() {
@@ -82,6 +106,11 @@ async function route() {
     ),
   );
   delete app.dataset.ready;
+  const key = storedKey()!;
+  if (keysAccess?.key !== key) keysAccess = { key, allowed: canManageKeys() };
+  void keysAccess.allowed.then((allowed) => {
+    if (keysAccess?.key === key) keysLink.hidden = !allowed;
+  });
   const [path = '', query = ''] = location.hash.replace(/^#/, '').split('?');
   const parts = path.split('/').filter(Boolean);
   const view = parts[0] ?? 'overview';
@@ -91,6 +120,13 @@ async function route() {
       case 'work-units':
         if (parts[1]) await workUnitDetail(app, decodeURIComponent(parts[1]));
         else await workUnitList(app, new URLSearchParams(query).get('status') ?? '');
+        break;
+      case 'requests':
+        if (parts[1]) await requestDetail(app, decodeURIComponent(parts[1]));
+        else await requestList(app, new URLSearchParams(query));
+        break;
+      case 'keys':
+        await keysPage(app);
         break;
       case 'cost-per-outcome':
         await costPerOutcome(app, settings.period, settings.definition, (period, definition) => {
@@ -102,10 +138,21 @@ async function route() {
         await eventsPage(app, new URLSearchParams(query), () => void route());
         break;
       default:
-        await overview(app, settings.period, settings.stack, (period, stack) => {
-          Object.assign(settings, { period, stack });
-          void route();
-        });
+        await overview(
+          app,
+          settings.period,
+          settings.stack,
+          (period, stack) => {
+            Object.assign(settings, { period, stack });
+            void route();
+          },
+          {
+            groupBy: new URLSearchParams(query).get('group_by'),
+            choose: (groupBy) => {
+              location.hash = groupBy ? `#/overview?group_by=${encodeURIComponent(groupBy)}` : '#/overview';
+            },
+          },
+        );
     }
     app.dataset.ready = view;
   } catch (failure) {

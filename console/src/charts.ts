@@ -5,8 +5,33 @@ import { usd } from './format.js';
 const PALETTE = ['#2f6fd0', '#f0a020', '#2e9e6a', '#c0392b', '#8e5cc2', '#16a2b8', '#7a8797', '#d35fa0'];
 export const colour = (index: number) => PALETTE[index % PALETTE.length]!;
 
+/** The chart's width: its card's content box (the card's padding is 16 px, 12 px on a phone). */
 function width(target: HTMLElement): number {
-  return Math.max(320, target.clientWidth - 32);
+  const style = getComputedStyle(target);
+  const padding = Number.parseFloat(style.paddingLeft) + Number.parseFloat(style.paddingRight);
+  return Math.max(200, Math.floor(target.clientWidth - padding));
+}
+
+/** Keeps a chart as wide as its card when the window (a phone turned, a resized tab) changes. */
+function fitted(chart: uPlot, target: HTMLElement): uPlot {
+  let last = width(target);
+  let shown = false;
+  // A chart may be drawn before its card is on the page: it is sized once the card is laid out,
+  // and observed until the page replaces it.
+  const observer = new ResizeObserver(() => {
+    if (!chart.root.isConnected) {
+      if (shown) observer.disconnect();
+      return;
+    }
+    shown = true;
+    const next = width(target);
+    if (next !== last) {
+      last = next;
+      chart.setSize({ width: next, height: chart.height });
+    }
+  });
+  observer.observe(target);
+  return chart;
 }
 
 /** Stacked bars per time bucket: `series` values are drawn on top of each other; the legend shows each series' own value. */
@@ -25,7 +50,7 @@ export function stackedChart(
   const order = series.map((_, index) => index).reverse();
   const bars = uPlot.paths.bars!({ size: [0.7, 48] });
   const format = (value: number) => (money ? usd(Math.round(value)) : String(Math.round(value)));
-  return new uPlot(
+  const chart = new uPlot(
     {
       width: width(target),
       height: 260,
@@ -58,6 +83,11 @@ export function stackedChart(
     [times, ...order.map((index) => stacked[index]!)],
     target,
   );
+  return fitted(chart, target);
+}
+
+function clip(label: string, characters: number): string {
+  return label.length <= characters ? label : `${label.slice(0, characters - 1)}…`;
 }
 
 /** Grouped bars over categories (x = 0..n-1, labelled). */
@@ -68,9 +98,12 @@ export function barChart(
 ): uPlot {
   const x = categories.map((_, index) => index);
   const bars = series.map((_, index) =>
-    uPlot.paths.bars!({ size: [0.8 / series.length, 80], align: index === 0 ? -1 : 1 }),
+    uPlot.paths.bars!({
+      size: [0.8 / series.length, 80],
+      align: series.length === 1 ? 0 : index === 0 ? -1 : 1,
+    }),
   );
-  return new uPlot(
+  const chart = new uPlot(
     {
       width: width(target),
       height: 260,
@@ -88,11 +121,19 @@ export function barChart(
         })),
       ],
       axes: [
-        { splits: () => x, values: (_u, ticks) => ticks.map((tick) => categories[tick] ?? '') },
+        {
+          splits: () => x,
+          // Labels are clipped to their bar's width, so a phone's narrow chart never overlaps them.
+          values: (u, ticks) => {
+            const room = Math.max(3, Math.floor(u.bbox.width / devicePixelRatio / categories.length / 7));
+            return ticks.map((tick) => clip(categories[tick] ?? '', room));
+          },
+        },
         { size: 80, values: (_u, ticks) => ticks.map((tick) => usd(Math.round(tick))) },
       ],
     },
     [x, ...series.map((one) => one.values)],
     target,
   );
+  return fitted(chart, target);
 }

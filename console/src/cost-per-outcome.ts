@@ -1,7 +1,7 @@
 /** Cost per Outcome: one chart per Outcome Definition, a switcher between them, the figures and their definitions. */
 import { get, type Json } from './api.js';
 import { barChart } from './charts.js';
-import { h, notice } from './dom.js';
+import { h, notice, scrollBox } from './dom.js';
 import { count, usd } from './format.js';
 import { type Period, periodPicker, rangeOf } from './period.js';
 
@@ -93,51 +93,53 @@ export async function costPerOutcome(
     ],
   );
   root.append(
-    h(
-      'table',
-      { 'data-testid': 'cost-table' },
+    scrollBox(
       h(
-        'tr',
-        {},
-        h('th', {}, 'value'),
-        ...[
-          'Work Units',
-          'provisional',
-          'total spend',
-          'spend per Work Unit',
-          'median',
-          'p90',
-          'cost per value',
-          'unknown attempts',
-        ].map((text) => h('th', { class: 'num' }, text)),
-      ),
-      ...groups.map((group) =>
+        'table',
+        { 'data-testid': 'cost-table' },
         h(
           'tr',
-          { 'data-value': label(group.value) },
-          h('td', {}, label(group.value)),
-          h('td', { class: 'num' }, count(group.work_units)),
+          {},
+          h('th', {}, 'value'),
+          ...[
+            'Work Units',
+            'provisional',
+            'total spend',
+            'spend per Work Unit',
+            'median',
+            'p90',
+            'cost per value',
+            'unknown attempts',
+          ].map((text) => h('th', { class: 'num' }, text)),
+        ),
+        ...groups.map((group) =>
           h(
-            'td',
-            { class: 'num' },
-            group.provisional_work_units > 0
-              ? h('span', { class: 'badge warn' }, count(group.provisional_work_units))
-              : '0',
+            'tr',
+            { 'data-value': label(group.value) },
+            h('td', {}, label(group.value)),
+            h('td', { class: 'num' }, count(group.work_units)),
+            h(
+              'td',
+              { class: 'num' },
+              group.provisional_work_units > 0
+                ? h('span', { class: 'badge warn' }, count(group.provisional_work_units))
+                : '0',
+            ),
+            h('td', { class: 'num' }, usd(group.total_spend_micros_usd)),
+            h('td', { class: 'num' }, money(group.spend_per_work_unit_micros_usd)),
+            h('td', { class: 'num' }, money(group.median_spend_micros_usd)),
+            h('td', { class: 'num' }, money(group.p90_spend_micros_usd)),
+            h(
+              'td',
+              {
+                class: 'num',
+                'data-testid': `cost-per-${label(group.value)}`,
+                'data-micros': String(group.cost_per_value_micros_usd),
+              },
+              money(group.cost_per_value_micros_usd),
+            ),
+            h('td', { class: 'num' }, count(group.unknown_attempts)),
           ),
-          h('td', { class: 'num' }, usd(group.total_spend_micros_usd)),
-          h('td', { class: 'num' }, money(group.spend_per_work_unit_micros_usd)),
-          h('td', { class: 'num' }, money(group.median_spend_micros_usd)),
-          h('td', { class: 'num' }, money(group.p90_spend_micros_usd)),
-          h(
-            'td',
-            {
-              class: 'num',
-              'data-testid': `cost-per-${label(group.value)}`,
-              'data-micros': String(group.cost_per_value_micros_usd),
-            },
-            money(group.cost_per_value_micros_usd),
-          ),
-          h('td', { class: 'num' }, count(group.unknown_attempts)),
         ),
       ),
     ),

@@ -35,3 +35,8 @@ export function notice(kind: 'error' | 'empty', title: string, ...body: Child[])
     h('div', {}, ...body),
   );
 }
+
+/** A box that scrolls sideways on its own, so a wide table never widens the page (phones). */
+export function scrollBox(...children: Child[]): HTMLElement {
+  return h('div', { class: 'scroll' }, ...children);
+}

@@ -1,9 +1,10 @@
-/** Overview: spend over time stacked by alias or connection, the period's totals, and refusals. */
+/** Overview: spend over time stacked by alias or connection, the period's totals, refusals, and spend by tag or metadata. */
 import { get, type Json } from './api.js';
 import { stackedChart } from './charts.js';
-import { h, notice } from './dom.js';
+import { h, notice, scrollBox } from './dom.js';
 import { count, usd } from './format.js';
 import { type Period, periodPicker, rangeOf } from './period.js';
+import { spendByAttribute } from './spend-by-attribute.js';
 
 type Dimension = 'alias' | 'connection';
 
@@ -12,9 +13,13 @@ export async function overview(
   period: Period,
   by: Dimension,
   rerender: (period: Period, by: Dimension) => void,
+  attribute: { groupBy: string | null; choose: (groupBy: string | null) => void },
 ) {
   const range = rangeOf(period);
-  const report = await get(`/svc/v1/reports/spend?group_by=day,${by}&from=${range.from}&to=${range.to}`);
+  const [report, byAttribute] = await Promise.all([
+    get(`/svc/v1/reports/spend?group_by=day,${by}&from=${range.from}&to=${range.to}`),
+    spendByAttribute(range, attribute.groupBy, attribute.choose),
+  ]);
   const totals = report.totals as Json;
   const toolbar = h(
     'div',
@@ -106,6 +111,7 @@ export async function overview(
     refusalCard.append(h('p', { class: 'muted' }, 'No reservation was refused in this period.'));
   else stackedChart(refusalCard, times, seriesOf('refused_reservations'), false);
   root.append(breakdown(rows, by, names));
+  root.append(byAttribute);
 }
 
 function breakdown(rows: Json[], by: Dimension, names: string[]): HTMLElement {
@@ -115,28 +121,30 @@ function breakdown(rows: Json[], by: Dimension, names: string[]): HTMLElement {
     'div',
     { class: 'card' },
     h('h2', {}, `By ${by}`),
-    h(
-      'table',
-      {},
+    scrollBox(
       h(
-        'tr',
+        'table',
         {},
-        h('th', {}, by),
-        ...['calls', 'input tokens', 'output tokens', 'committed', 'unknown', 'refused'].map((label) =>
-          h('th', { class: 'num' }, label),
-        ),
-      ),
-      ...names.map((name) =>
         h(
           'tr',
           {},
-          h('td', {}, name),
-          h('td', { class: 'num' }, count(sum(name, 'calls'))),
-          h('td', { class: 'num' }, count(sum(name, 'input_tokens'))),
-          h('td', { class: 'num' }, count(sum(name, 'output_tokens'))),
-          h('td', { class: 'num' }, usd(sum(name, 'committed_micros_usd'))),
-          h('td', { class: 'num' }, count(sum(name, 'unknown_attempts'))),
-          h('td', { class: 'num' }, count(sum(name, 'refused_reservations'))),
+          h('th', {}, by),
+          ...['calls', 'input tokens', 'output tokens', 'committed', 'unknown', 'refused'].map((label) =>
+            h('th', { class: 'num' }, label),
+          ),
+        ),
+        ...names.map((name) =>
+          h(
+            'tr',
+            {},
+            h('td', {}, name),
+            h('td', { class: 'num' }, count(sum(name, 'calls'))),
+            h('td', { class: 'num' }, count(sum(name, 'input_tokens'))),
+            h('td', { class: 'num' }, count(sum(name, 'output_tokens'))),
+            h('td', { class: 'num' }, usd(sum(name, 'committed_micros_usd'))),
+            h('td', { class: 'num' }, count(sum(name, 'unknown_attempts'))),
+            h('td', { class: 'num' }, count(sum(name, 'refused_reservations'))),
+          ),
         ),
       ),
     ),

@@ -1,6 +1,6 @@
 /** Work Units: a paged list, and one Work Unit with its Runs (budget bars), their attempts and its Outcomes. */
 import { all, get, type Json } from './api.js';
-import { h, notice } from './dom.js';
+import { h, notice, scrollBox } from './dom.js';
 import { count, shortTime, usd } from './format.js';
 
 export async function workUnitList(root: HTMLElement, status: string) {
@@ -10,7 +10,7 @@ export async function workUnitList(root: HTMLElement, status: string) {
     h(
       'tr',
       {},
-      ...['Work Unit', 'status', 'created', 'closed', 'Outcome Definitions'].map((label) =>
+      ...['Work Unit', 'status', 'created', 'closed', 'Outcome Definitions', 'metadata'].map((label) =>
         h('th', {}, label),
       ),
     ),
@@ -30,10 +30,11 @@ export async function workUnitList(root: HTMLElement, status: string) {
       return option;
     }),
   );
+  const box = scrollBox(table);
   root.replaceChildren(
     h('h1', {}, 'Work Units'),
     h('div', { class: 'toolbar' }, filter, h('span', { class: 'muted' }, 'newest first')),
-    table,
+    box,
     more,
   );
   let cursor: string | null = null;
@@ -58,13 +59,14 @@ export async function workUnitList(root: HTMLElement, status: string) {
           h('td', {}, shortTime(unit.created_at)),
           h('td', {}, shortTime(unit.closed_at)),
           h('td', {}, (unit.outcome_definitions as Json[]).map((definition) => definition.id).join(', ')),
+          h('td', { class: 'metadata' }, metadataText(unit.metadata)),
         ),
       );
     }
     cursor = page.next_cursor;
     more.hidden = !page.has_more;
     if (table.rows.length === 1) {
-      table.replaceWith(
+      box.replaceWith(
         notice(
           'empty',
           'No Work Units yet.',
@@ -77,6 +79,13 @@ export async function workUnitList(root: HTMLElement, status: string) {
   };
   more.addEventListener('click', () => void load());
   await load();
+}
+
+/** `{customer: "acme"}` -> "customer=acme" (empty when a Work Unit or Run has none). */
+function metadataText(metadata: Json | null | undefined): string {
+  return Object.entries(metadata ?? {})
+    .map(([key, value]) => `${key}=${value}`)
+    .join(', ');
 }
 
 export async function workUnitDetail(root: HTMLElement, id: string) {
@@ -94,6 +103,13 @@ export async function workUnitDetail(root: HTMLElement, id: string) {
       `created ${shortTime(unit.created_at)} · closed ${shortTime(unit.closed_at)} · spend `,
       h('strong', { 'data-testid': 'work-unit-spend', 'data-value': String(spend) }, usd(spend)),
     ),
+    metadataText(unit.metadata)
+      ? h(
+          'p',
+          { class: 'muted', 'data-testid': 'work-unit-metadata' },
+          `metadata: ${metadataText(unit.metadata)}`,
+        )
+      : '',
     h('h2', {}, `Runs (${runs.length})`),
     runs.length === 0
       ? notice(
@@ -109,7 +125,7 @@ export async function workUnitDetail(root: HTMLElement, id: string) {
           'No Outcome reported yet.',
           `Report one with POST /svc/v1/work-units/${unit.id}/outcomes (scope outcome:write).`,
         )
-      : outcomeTable(outcomes),
+      : scrollBox(outcomeTable(outcomes)),
   );
 }
 

@@ -63,6 +63,13 @@ function checkObjects(config: Config): string[] {
   });
   if (s3 && (s3.access_key_id_env === undefined) !== (s3.secret_access_key_env === undefined))
     problems.push('/objects/s3: set both access_key_id_env and secret_access_key_env, or neither');
+  const sealing = config.objects.sealing_key_env ?? config.objects.sealing_key_file;
+  config.projects.forEach((project, index) => {
+    if (project.capture?.enabled && sealing === undefined)
+      problems.push(
+        `/projects/${index}/capture/enabled: body capture keeps sealed objects; set objects.sealing_key_env to an environment variable holding a 32-byte key`,
+      );
+  });
   return problems;
 }
 

@@ -19,6 +19,7 @@ export const SCOPES = [
   'inference',
   'keys:admin',
   'webhooks:admin',
+  'captures:read',
 ] as const;
 export type Scope = (typeof SCOPES)[number];
 
@@ -90,6 +91,20 @@ const ProjectEventsSchema = T.Object(
   { additionalProperties: false },
 );
 
+/**
+ * Body capture of a Project's model calls (capture/): off by default; when on, the request and the
+ * response of every model call are kept sealed in the object store for `retention_hours`.
+ */
+export const CaptureSchema = T.Object(
+  {
+    enabled: T.Boolean({ default: false }),
+    retention_hours: T.Integer({ minimum: 1, maximum: 8760, default: 168 }),
+    /** Per body (request and response each): longer bodies are kept cut at this length and flagged truncated. */
+    max_body_bytes: T.Integer({ minimum: 1, maximum: 64 * 1024 * 1024, default: 1024 * 1024 }),
+  },
+  { additionalProperties: false, default: {} },
+);
+
 const ProjectSchema = T.Object(
   {
     id: Id('^prj_[A-Za-z0-9_-]{1,64}$', 'Project id'),
@@ -119,6 +134,8 @@ const ProjectSchema = T.Object(
     webhooks: T.Array(WebhookEndpointSchema, { default: [] }),
     /** Event thresholds of this Project (docs/events.md); absent lists use the top-level `events`. */
     events: T.Optional(ProjectEventsSchema),
+    /** Request and response bodies of model calls kept sealed in the object store (docs/request-log.md). */
+    capture: CaptureSchema,
   },
   { additionalProperties: false },
 );

@@ -200,6 +200,13 @@ export const ERROR_CATALOGUE = {
     vendorb: 'not_found_error',
     meaning: 'Unknown file, batch or response id, or one of another Project.',
   },
+  capture_not_found: {
+    status: 404,
+    vendora: 'not_found_error',
+    vendorb: 'not_found_error',
+    meaning:
+      'No body capture for this attempt id: its Project does not capture, the capture expired or was dropped, or the attempt is unknown or of another Project.',
+  },
   idempotency_conflict: {
     status: 409,
     vendora: 'invalid_request_error',

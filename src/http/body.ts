@@ -76,6 +76,13 @@ export function isJsonContentType(header: string | undefined): boolean {
 }
 
 const jsonBytes = new WeakMap<FastifyRequest, number>();
+/** The JSON text as the client sent it, kept only while some Project captures bodies (capture/). */
+const jsonTexts = new WeakMap<FastifyRequest, string>();
+
+/** The request's JSON body as sent, when the parsers keep it (registerBodyParsers keepJsonText). */
+export function jsonTextOf(request: FastifyRequest): string | undefined {
+  return jsonTexts.get(request);
+}
 
 /** The JSON body's size in bytes: its content-length, or (chunked) the bytes the parser read. */
 export function jsonBodyBytes(request: FastifyRequest): number {
@@ -83,11 +90,14 @@ export function jsonBodyBytes(request: FastifyRequest): number {
   return header !== undefined ? Number(header) : (jsonBytes.get(request) ?? 0);
 }
 
-export function registerBodyParsers(app: FastifyInstance): void {
+/** `keepJsonText`: remember each JSON body's text for body capture (jsonTextOf). */
+export function registerBodyParsers(app: FastifyInstance, options: { keepJsonText?: boolean } = {}): void {
+  const keepJsonText = options.keepJsonText ?? false;
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, text, done) => {
     if (text === '') return done(null, undefined);
     const body = text as string;
+    if (keepJsonText) jsonTexts.set(request, body);
     if (request.headers['content-length'] === undefined) jsonBytes.set(request, Buffer.byteLength(body));
     const small = body.length <= PARSE_FIRST_LENGTH;
     if (!small && nestsDeeperThan(body, MAX_JSON_DEPTH)) return done(tooDeep(), undefined);

@@ -14,6 +14,7 @@ import { requestRecordOf } from '../observability/http-hooks.js';
 import { type Authenticator, requireModel } from './auth.js';
 import { isJsonContentType, jsonBodyBytes } from './body.js';
 import { readCallTags } from './call-tags.js';
+import { captureTapOf } from './capture-hooks.js';
 import { rateLimitHeadersOf } from './rate-limit-headers.js';
 
 export interface MessagesRouteDeps {
@@ -69,16 +70,20 @@ export async function writeEventStream(
 ): Promise<void> {
   reply.hijack();
   const response = reply.raw;
+  const contentType = 'text/event-stream; charset=utf-8';
   response.writeHead(200, {
     ...rateLimitHeadersOf(request),
     ...headers,
     'request-id': request.id,
-    'content-type': 'text/event-stream; charset=utf-8',
+    'content-type': contentType,
     'cache-control': 'no-cache',
     connection: 'keep-alive',
   });
+  // Body capture (capture-hooks.ts): the frames as the client receives them, when its Project captures.
+  const capture = captureTapOf(request, reply, contentType);
   for await (const text of frames) {
     if (response.destroyed) continue;
+    capture?.add(text);
     if (!response.write(text)) await writable(response);
   }
   // The one log line of this request is written by the observability hooks when the response closes.

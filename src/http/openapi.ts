@@ -21,6 +21,7 @@ import {
   WorkUnitRecord,
   WorkUnitView,
 } from '../governance/schemas.js';
+import { CAPTURE_PATHS, CAPTURE_SCHEMAS } from './openapi-capture.js';
 import { EVENT_PATHS, EVENT_SCHEMAS } from './openapi-events.js';
 import { errors, idParameter, mergePaths, ref, schema } from './openapi-parts.js';
 import { REPORT_PATHS, REPORT_SCHEMAS } from './openapi-reports.js';
@@ -144,6 +145,7 @@ export function buildOpenApiDocument() {
       REQUEST_LOG_PATHS,
       WEBHOOK_PATHS,
       EVENT_PATHS,
+      CAPTURE_PATHS,
     ),
     components: {
       securitySchemes: {
@@ -169,6 +171,7 @@ export function buildOpenApiDocument() {
         ...REQUEST_LOG_SCHEMAS,
         ...WEBHOOK_SCHEMAS,
         ...EVENT_SCHEMAS,
+        ...CAPTURE_SCHEMAS,
       },
     },
   };

@@ -26,7 +26,7 @@ import {
   noAttemptObserver,
   type RefusalReason,
 } from '../observability/attempt-observer.js';
-import type { RequestRecord } from '../observability/request-scope.js';
+import { noteAttemptReserved, type RequestRecord } from '../observability/request-scope.js';
 import type {
   AttemptAttribution,
   ReapedAttempt,
@@ -322,6 +322,7 @@ export class Ledger {
         else this.pending.delete(runId);
       }
     }
+    noteAttemptReserved(plan.request, attemptId);
     let watch: AttemptWatch;
     if (durable) {
       // Settled later, maybe by another process: reported then by settledHeld (persistHeldSettlement).

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { newId, newTimeOrderedId, randomBase32 } from './ids.js';
+import { newId, newTimeOrderedId, randomBase32, timeOfTimeOrderedId } from './ids.js';
 
 const SHAPE = /^att_[0-9A-HJKMNP-TV-Z]{26}$/;
 
@@ -38,5 +38,14 @@ describe('ids', () => {
     // Every character of the alphabet comes out (the random part is uniform over all 32).
     const seen = new Set(randomBase32(4000));
     expect(seen.size).toBe(32);
+  });
+
+  it('timeOfTimeOrderedId reads back the creation time, and nothing from other shapes', () => {
+    for (const time of [0, 1, Date.parse('2026-11-28T04:08:32.123Z'), Date.parse('2100-01-01T00:00:00Z')])
+      expect(timeOfTimeOrderedId(newTimeOrderedId('att', time))).toBe(time);
+    expect(timeOfTimeOrderedId('att_short')).toBeUndefined();
+    expect(timeOfTimeOrderedId('att_0000000000000000000000000U')).toBeUndefined();
+    expect(timeOfTimeOrderedId('att_000000000000000000000000001')).toBeUndefined();
+    expect(timeOfTimeOrderedId('nounderscore_at_all_here_xx')).toBeUndefined();
   });
 });

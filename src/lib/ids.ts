@@ -69,3 +69,21 @@ export function newTimeOrderedId(prefix: IdPrefix, nowMs: number): string {
   const time = out.toString('latin1', 0, 10);
   return `${prefix}_${time}${randomBase32(16)}`;
 }
+
+/**
+ * The creation time (milliseconds) of an id made by newTimeOrderedId, or undefined when `id` does
+ * not have that shape (a random id, a foreign string). Object keys derived from attempt ids read it.
+ */
+export function timeOfTimeOrderedId(id: string): number | undefined {
+  const underscore = id.indexOf('_');
+  if (underscore < 1 || id.length !== underscore + 27) return undefined;
+  let time = 0;
+  for (let index = underscore + 1; index < underscore + 11; index++) {
+    const value = CROCKFORD.indexOf(id[index]!);
+    if (value < 0) return undefined;
+    time = time * 32 + value;
+  }
+  for (let index = underscore + 11; index < id.length; index++)
+    if (!CROCKFORD.includes(id[index]!)) return undefined;
+  return time;
+}

@@ -15,8 +15,8 @@ import type { ObjectStore } from './port.js';
 export interface ObjectOwner {
   /** Key prefix this owner's objects carry, e.g. 'file_'. */
   prefix: string;
-  /** Whether a live record still references the object. */
-  referenced(projectId: string, key: string): Promise<boolean>;
+  /** Whether a live record still references the object (or, for owners that expire by time, whether it is still within its retention at `nowMs`). */
+  referenced(projectId: string, key: string, nowMs: number): Promise<boolean>;
   /** Expires this owner's records past their TTL (and their objects); returns how many. */
   expire?(nowMs: number): Promise<number>;
 }
@@ -49,7 +49,7 @@ export async function sweepObjects(options: SweepOptions): Promise<SweepResult> 
       continue;
     }
     if (options.nowMs - object.modifiedMs < options.graceMs) continue;
-    if (await owner.referenced(object.projectId, object.key)) continue;
+    if (await owner.referenced(object.projectId, object.key, options.nowMs)) continue;
     if (await options.objects.delete(object.projectId, object.key)) result.orphans += 1;
   }
   return result;

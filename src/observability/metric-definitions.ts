@@ -177,6 +177,18 @@ export const METRIC_DEFINITIONS = [
     labels: [],
   },
   {
+    name: 'svc_captures_written_total',
+    type: 'counter',
+    help: 'Body captures of model calls sealed into the object store (Projects with capture on).',
+    labels: [],
+  },
+  {
+    name: 'svc_capture_dropped_total',
+    type: 'counter',
+    help: 'Body captures not kept, by reason: queue_full (the background queue was full), object_store (the write failed), shutdown (still queued when the process stopped). The call itself was served.',
+    labels: ['reason'],
+  },
+  {
     name: 'svc_http_requests_total',
     type: 'counter',
     help: 'Inbound HTTP requests by route pattern, method and status class.',

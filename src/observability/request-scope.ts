@@ -30,6 +30,11 @@ export interface RequestRecord {
   /** The last attempt started (the one that answered, when one did). */
   attemptId: string | null;
   attempts: number;
+  /**
+   * Every attempt the ledger reserved for this request, in order (the ledger writes it whatever
+   * observes; body capture files the call under each of them). Null until the first.
+   */
+  attemptIds: string[] | null;
   tokens: AttemptTokens | null;
   /** Committed micro-USD over every attempt of the request. */
   costMicrosUsd: number;
@@ -63,6 +68,7 @@ export function newRequestRecord(): RequestRecord {
     connection: null,
     attemptId: null,
     attempts: 0,
+    attemptIds: null,
     tokens: null,
     costMicrosUsd: 0,
     outcome: null,
@@ -85,4 +91,11 @@ export function noteCaller(record: RequestRecord | undefined, projectId: string,
     record.projectId = projectId;
     record.keyId = keyId;
   }
+}
+
+/** Called by the ledger once an attempt's reservation is stored. */
+export function noteAttemptReserved(record: RequestRecord | undefined, attemptId: string): void {
+  if (!record) return;
+  if (record.attemptIds) record.attemptIds.push(attemptId);
+  else record.attemptIds = [attemptId];
 }

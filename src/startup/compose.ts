@@ -6,6 +6,10 @@
  */
 
 import type { Logger } from 'pino';
+import { CapturePolicy } from '../capture/capture-policy.js';
+import { CaptureReader } from '../capture/capture-reader.js';
+import { captureSweepOwner } from '../capture/capture-sweep.js';
+import { CaptureWriter } from '../capture/capture-writer.js';
 import type { Config } from '../config/schema.js';
 import { sweepEvents } from '../events/sweep.js';
 import { BatchJob } from '../experimental/batches/job.js';
@@ -77,12 +81,40 @@ export interface Services {
   responses: ResponsesService;
   batches: BatchService;
   models: ModelsCatalogue;
+  /** Body capture (capture/): who captures, the background writer, and the reader of the API. */
+  captures: Captures;
   /** Runs batches and deferred responses; started when the app listens, stopped when it closes. */
   worker: JobWorker;
   /** Webhook endpoints and deliveries over /svc/v1/webhook-endpoints. */
   webhooks: EndpointsService;
   /** Delivers webhooks; started when the app listens, stopped when it closes. */
   dispatcher: WebhookDispatcher;
+}
+
+export interface Captures {
+  policy: CapturePolicy;
+  writer: CaptureWriter;
+  reader: CaptureReader;
+}
+
+/**
+ * Body capture: a Project that captures needs sealed objects, so without a sealing key the gateway
+ * refuses to start (requireSealing throws naming objects.sealing_key_env). Drops and writes are
+ * counted in svc_capture_dropped_total and svc_captures_written_total when metrics are on.
+ */
+function composeCaptures(deps: AppDeps & { objects: ObjectStore }): Captures {
+  const policy = new CapturePolicy(deps.config.projects);
+  if (policy.anyEnabled) deps.objects.requireSealing('body capture (projects[].capture.enabled)');
+  const metrics = deps.observability?.metrics;
+  const written = metrics?.counterCell('svc_captures_written_total', {});
+  const dropped = metrics?.counter('svc_capture_dropped_total');
+  const writer = new CaptureWriter({
+    objects: deps.objects,
+    logger: deps.logger,
+    ...(written ? { onWritten: () => written.inc() } : {}),
+    ...(dropped ? { onDropped: (reason) => dropped.inc({ reason }) } : {}),
+  });
+  return { policy, writer, reader: new CaptureReader({ objects: deps.objects, policy, clock: deps.clock }) };
 }
 
 /** The ledger of a process: reservations, settlements and the lease reaper over the store. */
@@ -191,6 +223,7 @@ export function composeServices(appDeps: AppDeps): Services {
     appDeps.clock,
     configuredLimitsSource(appDeps.config, appDeps.store, appDeps.clock),
   );
+  const captures = composeCaptures(base);
   const runner = new AttemptRunner(appDeps.ledger, rateLimits);
   const deps = { ...base, runner };
   const { config, store, clock, upstreams, ledger } = deps;
@@ -255,6 +288,7 @@ export function composeServices(appDeps: AppDeps): Services {
     responses,
     batches,
     models: new ModelsCatalogue(config, clock.now()),
+    captures,
     worker,
     webhooks: new EndpointsService({ store, clock, config, secrets }),
     dispatcher: composeDispatcher(appDeps, secrets),
@@ -269,5 +303,9 @@ export function objectOwners(deps: {
   upstreams: Upstreams;
   clock: Clock;
 }): ObjectOwner[] {
-  return [new FilesService(deps).sweepOwner(), MediaService.sweepOwner()];
+  return [
+    new FilesService(deps).sweepOwner(),
+    MediaService.sweepOwner(),
+    captureSweepOwner(new CapturePolicy(deps.config.projects)),
+  ];
 }

@@ -78,6 +78,7 @@ describeEachStore('governance: health, readiness, OpenAPI', (kind) => {
         'GET /svc/v1/webhook-endpoints/{id}/deliveries',
         'GET /svc/v1/webhook-endpoints/{id}/deliveries/{delivery_id}',
         'POST /svc/v1/webhook-endpoints/{id}/deliveries/{delivery_id}/redeliver',
+        'GET /svc/v1/attempts/{id}/capture',
       ].sort(),
     );
     // Every write documents the required Idempotency-Key header.
