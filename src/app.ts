@@ -109,6 +109,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     store: deps.store,
     clock: deps.clock,
     pendingFor: (runId) => deps.ledger.pendingFor(runId),
+    captureStatus: (projectId, attemptId) => captures.reader.status(projectId, attemptId),
   });
   registerEventRoutes(app, { guard: governanceGuard(services), store: deps.store });
   registerCaptureRoutes(app, { guard: governanceGuard(services), reader: captures.reader });

@@ -1,7 +1,11 @@
 /** The request log section of the OpenAPI document (merged into openapi.ts). */
 import { SETTLEMENT_OUTCOMES } from '../money/settlement.js';
 import { MAX_PAGE_SIZE } from '../reports/params.js';
-import { LoggedAttemptList, LoggedAttemptSchema } from '../reports/request-log-schemas.js';
+import {
+  AttemptDetailSchema,
+  LoggedAttemptList,
+  LoggedAttemptSchema,
+} from '../reports/request-log-schemas.js';
 import { errors, idParameter, ref, schema } from './openapi-parts.js';
 
 const text = { type: 'string' };
@@ -66,7 +70,7 @@ export const REQUEST_LOG_PATHS = {
         "Scope: governance:read. An attempt of the caller's Project, settled or in flight (state reserved). Another Project's attempt answers 404 attempt_not_found like an unknown id.",
       parameters: [idParameter],
       responses: {
-        '200': { description: 'OK', content: { 'application/json': { schema: ref('LoggedAttempt') } } },
+        '200': { description: 'OK', content: { 'application/json': { schema: ref('AttemptDetail') } } },
         ...errors(401, 403, 404, 429, 503),
       },
     },
@@ -76,4 +80,5 @@ export const REQUEST_LOG_PATHS = {
 export const REQUEST_LOG_SCHEMAS = {
   LoggedAttempt: schema(LoggedAttemptSchema),
   LoggedAttemptList: schema(LoggedAttemptList),
+  AttemptDetail: schema(AttemptDetailSchema),
 };

@@ -8,7 +8,7 @@ import { costPerOutcomeReport } from '../reports/cost-per-outcome.js';
 import { type CsvValue, toCsv } from '../reports/csv.js';
 import { Lists } from '../reports/lists.js';
 import type { Query } from '../reports/params.js';
-import { RequestLog } from '../reports/request-log.js';
+import { type CaptureStatusOf, RequestLog } from '../reports/request-log.js';
 import { SPEND_FIGURES, spendGroupColumns, spendReport } from '../reports/spend-report.js';
 import type { Store } from '../store/port.js';
 import type { Guard } from './governance-routes.js';
@@ -18,6 +18,8 @@ export interface ReportRouteDeps {
   store: Store;
   clock: Clock;
   pendingFor: (runId: string) => number;
+  /** The attempt detail's `capture` field; without it every attempt reads as not captured. */
+  captureStatus?: CaptureStatusOf;
 }
 
 type IdParams = { Params: { id: string } };
@@ -52,7 +54,7 @@ function sendCsv(
 
 export function registerReportRoutes(app: FastifyInstance, deps: ReportRouteDeps): void {
   const lists = new Lists(deps);
-  const requestLog = new RequestLog(deps.store);
+  const requestLog = new RequestLog(deps.store, deps.captureStatus);
   const query = (request: FastifyRequest) => request.query as Query;
 
   app.get('/svc/v1/work-units', async (request) => {

@@ -70,6 +70,27 @@ export const LoggedAttemptSchema = T.Object({
   route: Nullable(AttemptRoute),
 });
 
+/** GET /svc/v1/attempts/{id}: a list item plus whether its bodies were captured (never the bodies). */
+export const AttemptDetailSchema = T.Composite([
+  LoggedAttemptSchema,
+  T.Object({
+    capture: T.Object(
+      {
+        available: T.Boolean({
+          description: 'Whether GET /svc/v1/attempts/{id}/capture can return bodies now.',
+        }),
+        expires_at: Nullable(
+          T.String({ format: 'date-time', description: 'When the capture stops being readable.' }),
+        ),
+      },
+      {
+        description:
+          'The attempt\'s captured bodies (docs/request-log.md "Capture"): presence and expiry only.',
+      },
+    ),
+  }),
+]);
+
 export const LoggedAttemptList = T.Object({
   object: T.Literal('list'),
   data: T.Array(LoggedAttemptSchema),

@@ -4,6 +4,7 @@
  * (created_at, attempt id) with an opaque keyset cursor (`after`, from `next_cursor`), and one
  * attempt's detail. Another Project's attempt answers 404 like an unknown id.
  */
+import type { CaptureStatus } from '../capture/capture-reader.js';
 import { GatewayError } from '../errors/gateway-error.js';
 import { attributeFilters } from '../governance/attributes.js';
 import type { Caller } from '../governance/service.js';
@@ -122,8 +123,16 @@ export function attemptLogQuery(projectId: string, query: Query): AttemptLogQuer
   };
 }
 
+/** Whether an attempt's bodies were captured and until when (capture/capture-reader.ts). */
+export type CaptureStatusOf = (projectId: string, attemptId: string) => Promise<CaptureStatus>;
+
+const NOT_CAPTURED: CaptureStatus = { available: false, expires_at: null };
+
 export class RequestLog {
-  constructor(private readonly store: Store) {}
+  constructor(
+    private readonly store: Store,
+    private readonly captureStatus?: CaptureStatusOf,
+  ) {}
 
   async list(caller: Caller, query: Query) {
     const request = attemptLogQuery(caller.projectId, query);
@@ -142,10 +151,13 @@ export class RequestLog {
   }
 
   /** One attempt of the caller's Project; 404 attempt_not_found for an unknown or foreign id. */
-  async get(caller: Caller, attemptId: string): Promise<AttemptView> {
+  async get(caller: Caller, attemptId: string): Promise<AttemptView & { capture: CaptureStatus }> {
     const found =
       attemptId.length <= 128 ? await this.store.requestLog.get(caller.projectId, attemptId) : undefined;
     if (!found) throw new GatewayError('attempt_not_found', `No attempt ${attemptId} in this Project.`);
-    return attemptView(found);
+    const capture = this.captureStatus
+      ? await this.captureStatus(caller.projectId, found.attemptId)
+      : NOT_CAPTURED;
+    return { ...attemptView(found), capture };
   }
 }

@@ -300,6 +300,23 @@ describe('capture on (prj_a: defaults; prj_b: 64-byte bodies)', () => {
     );
   });
 
+  it("the attempt's detail says whether its bodies are kept and until when, never the bodies", async () => {
+    const marker = `marker-${randomUUID()}`;
+    const sent = await post(world, '/v1/messages', messagesHeaders(key), markedMessages(marker));
+    const capture = (await awaitCapture(world.gateway.url, key, sent.attemptId)).body;
+    const detail = await call(world.gateway.url, 'GET', `/svc/v1/attempts/${sent.attemptId}`, { key });
+    expect(detail.status).toBe(200);
+    // The OpenAPI document's schema of the detail describes the field.
+    const document = (await call(world.gateway.url, 'GET', '/svc/v1/openapi.json')).body;
+    const ajv = new Ajv2020({ strict: false, allErrors: true });
+    addFormats.default(ajv);
+    ajv.addSchema({ $id: 'openapi', components: document.components }, 'openapi');
+    const validDetail = ajv.getSchema('openapi#/components/schemas/AttemptDetail')!;
+    expect(validDetail(detail.body), JSON.stringify(validDetail.errors)).toBe(true);
+    expect(detail.body.capture).toEqual({ available: true, expires_at: capture.expires_at });
+    expect(JSON.stringify(detail.body)).not.toContain(marker);
+  });
+
   it('requests refused before any attempt leave no capture', async () => {
     const before = captureObjects(world).size;
     const refused = await post(world, '/v1/messages', messagesHeaders(key), '{"model": 1}');
@@ -330,6 +347,8 @@ describe('capture off (the default)', () => {
       expect(sent.status).toBe(200);
       await new Promise((resolve) => setTimeout(resolve, 100));
       expectSvcError(await getCapture(world.gateway.url, key, sent.attemptId), 404, 'capture_not_found');
+      const detail = await call(world.gateway.url, 'GET', `/svc/v1/attempts/${sent.attemptId}`, { key });
+      expect(detail.body.capture).toEqual({ available: false, expires_at: null });
     }
     expect(captureObjects(world).size).toBe(0);
     expectNoMarker(world, marker);
