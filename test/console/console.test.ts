@@ -407,7 +407,9 @@ function modelCallWith(
         await page.fill('[data-filter=tags]', 'team=console');
         await page.selectOption('[data-filter=outcome]', 'completed');
         await page.click('[data-testid=apply-filters]');
-        await page.waitForFunction('location.hash.includes("tag.team=console")');
+        await expect
+          .poll(() => page.evaluate(() => location.hash), { timeout: 10_000 })
+          .toContain('tag.team=console');
         await ready(page, 'requests');
         const filtered = await api('/svc/v1/attempts?limit=50&tag.team=console&outcome=completed');
         expect(filtered.data.map((one: { id: string }) => one.id)).toContain(attemptId);
@@ -450,7 +452,7 @@ function modelCallWith(
       const first = await api('/svc/v1/attempts?limit=5');
       const second = await api(`/svc/v1/attempts?limit=5&after=${encodeURIComponent(first.next_cursor)}`);
       await wide.click('[data-testid=next-page]');
-      await wide.waitForFunction('location.hash.includes("after=")');
+      await expect.poll(() => wide.evaluate(() => location.hash), { timeout: 10_000 }).toContain('after=');
       await ready(wide, 'requests');
       expect(
         await wide
