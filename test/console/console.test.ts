@@ -408,7 +408,7 @@ function modelCallWith(
         await page.selectOption('[data-filter=outcome]', 'completed');
         await page.click('[data-testid=apply-filters]');
         await expect
-          .poll(() => page.evaluate(() => location.hash), { timeout: 10_000 })
+          .poll(() => page.evaluate<string>('location.hash'), { timeout: 10_000 })
           .toContain('tag.team=console');
         await ready(page, 'requests');
         const filtered = await api('/svc/v1/attempts?limit=50&tag.team=console&outcome=completed');
@@ -452,7 +452,9 @@ function modelCallWith(
       const first = await api('/svc/v1/attempts?limit=5');
       const second = await api(`/svc/v1/attempts?limit=5&after=${encodeURIComponent(first.next_cursor)}`);
       await wide.click('[data-testid=next-page]');
-      await expect.poll(() => wide.evaluate(() => location.hash), { timeout: 10_000 }).toContain('after=');
+      await expect
+        .poll(() => wide.evaluate<string>('location.hash'), { timeout: 10_000 })
+        .toContain('after=');
       await ready(wide, 'requests');
       expect(
         await wide
