@@ -411,6 +411,31 @@ export function defineEventsContract(name: string, open: () => Promise<StoreHarn
       ).toHaveLength(0);
     });
 
+    it('run.budget_threshold at the level exactly, not one micro-dollar short of it, and every level one reservation passes', async () => {
+      const now = Date.now();
+      const runId = await createActiveRun(
+        store,
+        'prj_events',
+        10_000,
+        new Date(now - 1000).toISOString(),
+        new Date(now + 86_400_000).toISOString(),
+      );
+      const reserve = (id: string, amount: number) =>
+        store.reserve(withThresholds(id, { runId, reservationMicrosUsd: amount, now }));
+      const levels = async () =>
+        (await ofType('run.budget_threshold'))
+          .filter((event) => event.resourceId === runId)
+          .map((event) => event.data.threshold);
+      await reserve('att_b1', 4_999); // one short of 0.5
+      expect(await levels()).toEqual([]);
+      await reserve('att_b2', 1); // 5,000: exactly 0.5
+      expect(await levels()).toEqual([0.5]);
+      await reserve('att_b3', 2_999); // 7,999: one short of 0.8
+      expect(await levels()).toEqual([0.5]);
+      await reserve('att_b4', 2_001); // 10,000: past 0.8 and exactly 1, in one reservation
+      expect(await levels()).toEqual([0.5, 0.8, 1]);
+    });
+
     it('key and Project cap thresholds once per window and fraction, keyed by the window', async () => {
       const now = Date.now();
       const day = new Date(now).toISOString().slice(0, 10);

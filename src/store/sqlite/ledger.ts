@@ -71,6 +71,36 @@ function runFigures(runId: string, projectId: string, row: Row): RunFigures {
   };
 }
 
+/** The Run's admission: reserves `amount` when the Run is active, unexpired and has room for it. */
+const RUN_ADMISSION = `UPDATE runs SET reserved = reserved + ?
+   WHERE id = ? AND project_id = ? AND status = 'active' AND expires_at > ? AND committed + reserved + ? <= budget`;
+/** The admission returning the Run's figures after it, for the exact threshold comparison. */
+const RUN_ADMISSION_RETURNING = `${RUN_ADMISSION} RETURNING work_unit_id, budget, committed, reserved`;
+const admissionsCrossingNothing: string[] = [];
+
+/**
+ * The admission, only for a reservation that certainly crosses none of `count` Run thresholds: for
+ * each, the Run's committed + reserved before it stays more than one micro-dollar above the level
+ * (`threshold * budget`), or after it more than one below. Exact crossings are decided in
+ * JavaScript (money/thresholds.ts); the margin only sends borderline calls there. One string per
+ * count, built once (the statement cache is keyed by the text).
+ */
+function admissionCrossingNothing(count: number): string {
+  let text = admissionsCrossingNothing[count];
+  if (text === undefined) {
+    const one = 'NOT (committed + reserved < ? * budget + 1 AND ? * budget - 1 <= committed + reserved + ?)';
+    text = `${RUN_ADMISSION} AND ${Array.from({ length: count }, () => one).join(' AND ')}`;
+    admissionsCrossingNothing[count] = text;
+  }
+  return text;
+}
+
+function crossingValues(thresholds: readonly number[], amount: number): number[] {
+  const values: number[] = [];
+  for (const threshold of thresholds) values.push(threshold, threshold, amount);
+  return values;
+}
+
 export class SqliteLedger {
   private readonly groupCommit: SqliteGroupCommit;
   /**
@@ -249,8 +279,6 @@ export class SqliteLedger {
     const thresholds = input.eventThresholds;
     let runAfter: Row | undefined;
     if (input.runId !== null) {
-      const admission = `UPDATE runs SET reserved = reserved + ?
-         WHERE id = ? AND project_id = ? AND status = 'active' AND expires_at > ? AND committed + reserved + ? <= budget`;
       const values = [
         input.reservationMicrosUsd,
         input.runId,
@@ -258,14 +286,21 @@ export class SqliteLedger {
         nowIso,
         input.reservationMicrosUsd,
       ];
-      // With Run thresholds configured, the same UPDATE returns the Run's figures to compare.
-      let admitted: boolean;
+      // With Run thresholds configured, a reservation that surely crosses none is admitted by the
+      // plain UPDATE (the margin is checked in its WHERE); any other is tried again by the same
+      // UPDATE returning the Run's figures, and compared exactly (thresholdEvents).
+      let admitted = false;
       if (thresholds && thresholds.run.length > 0) {
-        runAfter = this.sql(`${admission} RETURNING work_unit_id, budget, committed, reserved`).get(
-          ...values,
-        ) as Row | undefined;
-        admitted = runAfter !== undefined;
-      } else admitted = this.sql(admission).run(...values).changes === 1;
+        admitted =
+          this.sql(admissionCrossingNothing(thresholds.run.length)).run(
+            ...values,
+            ...crossingValues(thresholds.run, input.reservationMicrosUsd),
+          ).changes === 1;
+        if (!admitted) {
+          runAfter = this.sql(RUN_ADMISSION_RETURNING).get(...values) as Row | undefined;
+          admitted = runAfter !== undefined;
+        }
+      } else admitted = this.sql(RUN_ADMISSION).run(...values).changes === 1;
       if (!admitted) {
         const row = runRow(this.sql, input.projectId, input.runId);
         const run = row ? runFromRow(row) : undefined;
