@@ -353,18 +353,23 @@ export function defineEventsContract(name: string, open: () => Promise<StoreHarn
     const thresholds = { run: [0.5, 0.8, 1], caps: [0.5, 0.8, 1] };
     const withThresholds = (attemptId: string, fields: Partial<ReserveInput>) =>
       ({ ...reservation(attemptId), eventThresholds: thresholds, ...fields }) as ReserveInput;
-
-    it('run.budget_threshold once per fraction crossed by committed + reserved, with the figures; run.depleted at the first refusal for budget', async () => {
+    /** An active Run of `budget`, and a reservation on it with the thresholds above. */
+    const thresholdRun = async (budget: number) => {
       const now = Date.now();
       const runId = await createActiveRun(
         store,
         'prj_events',
-        1000,
+        budget,
         new Date(now - 1000).toISOString(),
         new Date(now + 86_400_000).toISOString(),
       );
       const reserve = (id: string, amount: number) =>
         store.reserve(withThresholds(id, { runId, reservationMicrosUsd: amount, now }));
+      return { runId, reserve, now };
+    };
+
+    it('run.budget_threshold once per fraction crossed by committed + reserved, with the figures; run.depleted at the first refusal for budget', async () => {
+      const { runId, reserve, now } = await thresholdRun(1000);
       await reserve('att_t1', 400);
       expect(await ofType('run.budget_threshold')).toHaveLength(0);
       await reserve('att_t2', 200); // 600: crosses 0.5
@@ -412,16 +417,7 @@ export function defineEventsContract(name: string, open: () => Promise<StoreHarn
     });
 
     it('run.budget_threshold at the level exactly, not one micro-dollar short of it, and every level one reservation passes', async () => {
-      const now = Date.now();
-      const runId = await createActiveRun(
-        store,
-        'prj_events',
-        10_000,
-        new Date(now - 1000).toISOString(),
-        new Date(now + 86_400_000).toISOString(),
-      );
-      const reserve = (id: string, amount: number) =>
-        store.reserve(withThresholds(id, { runId, reservationMicrosUsd: amount, now }));
+      const { runId, reserve } = await thresholdRun(10_000);
       const levels = async () =>
         (await ofType('run.budget_threshold'))
           .filter((event) => event.resourceId === runId)
