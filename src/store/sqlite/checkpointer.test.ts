@@ -3,8 +3,8 @@
  * (wal_autocheckpoint = 0, no timer), yet the pages written reach the database file within a few
  * seconds, copied there by the worker thread's own connection.
  */
-import { mkdtempSync, rmSync, statSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { getPriority, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, expect, it } from 'vitest';
@@ -130,3 +130,33 @@ it('when the checkpoint worker dies, the store checkpoints on its own connection
     await store.close();
   }
 });
+
+/** Threads of this process at `nice` (Linux: /proc/self/task/<tid>/stat, field 19). */
+function threadsAtNice(nice: number): number {
+  return readdirSync('/proc/self/task').filter((tid) => {
+    const stat = readFileSync(`/proc/self/task/${tid}/stat`, 'utf8');
+    return Number(stat.slice(stat.lastIndexOf(') ') + 2).split(' ')[16]) === nice;
+  }).length;
+}
+
+it.runIf(process.platform === 'linux')(
+  'the checkpoint worker runs at nice 10, the event loop where it was',
+  async () => {
+    const folder = mkdtempSync(join(tmpdir(), 'svc-checkpoint-'));
+    folders.push(folder);
+    const path = join(folder, 'svc.db');
+    new Database(path).pragma('journal_mode = WAL');
+    const eventLoop = getPriority();
+    const before = threadsAtNice(10);
+    const checkpointer = new WalCheckpointer(path, 1000, () => {});
+    try {
+      const deadline = Date.now() + 3000;
+      while (threadsAtNice(10) === before && Date.now() < deadline)
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      expect(threadsAtNice(10)).toBe(before + 1);
+      expect(getPriority()).toBe(eventLoop);
+    } finally {
+      await checkpointer.stop();
+    }
+  },
+);

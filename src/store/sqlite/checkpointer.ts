@@ -25,6 +25,12 @@ import { Worker } from 'node:worker_threads';
 const WORKER_SOURCE = `
 const { workerData, parentPort } = require('node:worker_threads');
 const Database = require(workerData.driver);
+// Below the event loop on a shared core (Linux: a thread's own nice value): the fsync's writeback
+// then fills the main thread's idle moments instead of taking turns with a request.
+try {
+  const tid = Number(require('node:fs').readlinkSync('/proc/thread-self').split('/').pop());
+  require('node:os').setPriority(tid, workerData.nice);
+} catch { /* no /proc (not Linux): the default priority */ }
 const db = new Database(workerData.path);
 db.pragma('busy_timeout = 50');
 const lock = new Int32Array(workerData.lock);
@@ -52,6 +58,14 @@ parentPort.on('message', () => {
 });
 `;
 
+/**
+ * The worker's nice value (Linux: per thread). It shares the gateway's core: at 0 its writeback
+ * (about 20 ms a second after sequential traffic) took turns with requests; at 10 a request
+ * preempts it at once, and under load it still gets up to a tenth of the core, several times what
+ * it uses at c64 (docs/performance.md, "The c1 tail").
+ */
+const CHECKPOINT_NICE = 10;
+
 export class WalCheckpointer {
   private readonly worker: Worker;
   /** 1 while one side writes: the worker's WAL rewind, or the main thread's ledger commit. */
@@ -68,7 +82,13 @@ export class WalCheckpointer {
     const driver = createRequire(import.meta.url).resolve('better-sqlite3');
     this.worker = new Worker(WORKER_SOURCE, {
       eval: true,
-      workerData: { path, driver, intervalMs, lock: this.lock.buffer },
+      workerData: {
+        path,
+        driver,
+        intervalMs,
+        lock: this.lock.buffer,
+        nice: CHECKPOINT_NICE,
+      },
       // The thread only runs one pragma a second: a small heap keeps its RSS at ~10 MB.
       resourceLimits: { maxOldGenerationSizeMb: 8, maxYoungGenerationSizeMb: 1 },
     });
