@@ -6,8 +6,8 @@ import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { appendFileSync, closeSync, openSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
+import { createInterface } from 'node:readline';
 import autocannon from 'autocannon';
-import { request as undiciRequest } from 'undici';
 
 export const DURATION = Number(process.env.BENCH_SECONDS ?? 6);
 
@@ -323,56 +323,65 @@ export const C1_WARM_UP_CALLS = Number(process.env.BENCH_C1_WARMUP ?? 0);
 /** Seconds of the same traffic, untimed, before each measured load or histogram (an outside harness's warm-up). */
 export const WARM_UP_SECONDS = Number(process.env.BENCH_WARMUP_SECONDS ?? 2);
 
-/** BENCH_C1_TRACE=<folder>: each c1 histogram also writes its calls' start times and latencies there. */
+/**
+ * BENCH_C1_TRACE=<folder>: each c1 histogram also writes its calls there, one line each: the start
+ * (ms since the epoch), the latency (ms) and the start on CLOCK_MONOTONIC (ms, the clock of
+ * `perf record -k mono`, which bench/c1-trace.mjs sets the calls beside).
+ */
 const C1_TRACE = process.env.BENCH_C1_TRACE;
 
-/** One POST, its whole answer read. */
-async function postAndRead(url: string, headers: Record<string, string>, payload: string): Promise<void> {
-  const response = await undiciRequest(url, { method: 'POST', headers, body: payload });
-  await response.body.text();
-}
-
-/** `calls` untimed sequential calls, then more for `seconds`. */
-async function warmSequentially(
-  url: string,
-  headers: Record<string, string>,
-  payload: string,
-  calls: number,
-  seconds: number,
-): Promise<void> {
-  for (let index = 0; index < calls; index++) await postAndRead(url, headers, payload);
-  const until = performance.now() + seconds * 1000;
-  while (performance.now() < until) await postAndRead(url, headers, payload);
+/** With BENCH_C1_TRACE: names a process of the run for bench/c1-trace.mjs (`<name> <pid>` in pids.txt). */
+export function traceProcess(name: string, pid: number | undefined): void {
+  if (C1_TRACE && pid !== undefined) appendFileSync(join(C1_TRACE, 'pids.txt'), `${name} ${pid}\n`);
 }
 
 /** What a sequential call is timed until: its whole answer read, or its first content_block_delta. */
 export type Until = 'answer' | 'first_token';
 
-/** One call, timed with hrtime, in ms. */
-async function timedCall(
-  url: string,
-  headers: Record<string, string>,
-  payload: string,
-  until: Until,
-): Promise<number> {
-  const started = process.hrtime.bigint();
-  const elapsed = () => Number(process.hrtime.bigint() - started) / 1e6;
-  if (until === 'answer') {
-    await postAndRead(url, headers, payload);
-    return elapsed();
-  }
-  const response = await undiciRequest(url, { method: 'POST', headers, body: payload });
-  let first = 0;
-  for await (const chunk of response.body) {
-    if (!first && chunk.toString().includes('content_block_delta')) first = elapsed();
-  }
-  return first;
+interface C1Client {
+  stdin: NodeJS.WritableStream;
+  nextLine(): Promise<string>;
+  stop(): void;
+}
+let runningC1Client: C1Client | undefined;
+
+/**
+ * The c1 client process (bench/c1-client.mjs) on core 0, started on first use; it ends when its
+ * stdin closes (`stopC1Client`, or this process ending).
+ */
+function c1Client(): C1Client {
+  if (runningC1Client) return runningC1Client;
+  const child = spawn('taskset', ['-c', '0', process.execPath, join(import.meta.dirname, 'c1-client.mjs')], {
+    stdio: ['pipe', 'pipe', 'inherit'],
+  });
+  child.unref();
+  traceProcess('c1 client', child.pid);
+  const lines = createInterface({ input: child.stdout! });
+  const waiting: ((line: string) => void)[] = [];
+  const exited = new Promise<never>((_, reject) =>
+    child.once('exit', (code) => reject(new Error(`the c1 client exited with ${code}`))),
+  );
+  exited.catch(() => {});
+  lines.on('line', (line) => waiting.shift()?.(line));
+  runningC1Client = {
+    stdin: child.stdin!,
+    nextLine: () => Promise.race([new Promise<string>((resolve) => waiting.push(resolve)), exited]),
+    stop: () => child.stdin!.end(),
+  };
+  return runningC1Client;
+}
+
+/** Ends the c1 client process, if one runs. */
+export function stopC1Client(): void {
+  runningC1Client?.stop();
+  runningC1Client = undefined;
 }
 
 /**
  * Sequential calls (concurrency 1), each timed until `until`, after C1_WARM_UP_CALLS untimed ones
  * and WARM_UP_SECONDS of untimed calls; `pid`: the serving process, for its CPU per call (per whole
- * stream for the first token). `label`: names the BENCH_C1_TRACE file.
+ * stream for the first token). `label`: names the BENCH_C1_TRACE file. The calls come from a
+ * process of their own on core 0 (bench/c1-client.mjs): this one's heap holds the loads' garbage.
  */
 export async function sequentialLatency(
   url: string,
@@ -383,16 +392,31 @@ export async function sequentialLatency(
   until: Until = 'answer',
   label = 'c1',
 ): Promise<Histogram> {
-  await warmSequentially(url, headers, payload, C1_WARM_UP_CALLS, WARM_UP_SECONDS);
+  const job = {
+    url,
+    headers,
+    payload,
+    samples,
+    warmUpCalls: C1_WARM_UP_CALLS,
+    warmUpSeconds: WARM_UP_SECONDS,
+    until,
+  };
+  const client = c1Client();
+  client.stdin.write(`${JSON.stringify(job)}\n`);
+  if ((await client.nextLine()) !== 'warm') throw new Error('the c1 client did not warm up');
   const cpuBefore = pid === undefined ? 0 : cpuSeconds(pid);
-  const timings: number[] = [];
-  const starts: number[] = [];
-  for (let index = 0; index < samples; index++) {
-    starts.push(performance.timeOrigin + performance.now());
-    timings.push(await timedCall(url, headers, payload, until));
-  }
+  client.stdin.write('go\n');
+  const result = await client.nextLine();
+  const { timings, starts, monotonicStarts } = JSON.parse(result) as {
+    timings: number[];
+    starts: number[];
+    monotonicStarts: number[];
+  };
   if (C1_TRACE) {
-    const lines = starts.map((start, index) => `${start.toFixed(3)} ${timings[index]!.toFixed(3)}`);
+    const lines = starts.map(
+      (start, index) =>
+        `${start.toFixed(3)} ${timings[index]!.toFixed(3)} ${monotonicStarts[index]!.toFixed(3)}`,
+    );
     appendFileSync(join(C1_TRACE, `${label}-${process.pid}.txt`), `${lines.join('\n')}\n`);
   }
   return withCpu(histogram(timings), pid, cpuBefore, samples);

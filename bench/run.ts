@@ -54,6 +54,8 @@ import {
   type Started,
   sequentialLatency,
   start,
+  stopC1Client,
+  traceProcess,
   twentyDeltaStreams,
   type Until,
   WARM_UP_SECONDS,
@@ -676,6 +678,10 @@ async function main() {
       stops.push(world.compare.process.stop);
       world.compareRun = await createRun(world.compare);
     }
+    traceProcess('bench', process.pid);
+    traceProcess('simulator', simulator.pid);
+    traceProcess('bare pass-through', bareProcess.pid);
+    traceProcess('gateway', sqlite.process.pid);
     if (database) world.postgres = { databaseUrl: database.url, folder: join(folder, 'pg'), simulatorPort };
     await twentyDeltaStreams(simulatorUrl);
     // Warm-up (JIT, connection pools, the database files' first pages).
@@ -688,6 +694,10 @@ async function main() {
       body: messagesBody(false),
       connections: 64,
     });
+    // The c1 client's own code warm before the first histogram (calls and streams, to the simulator).
+    if (!STREAMS_ONLY && !world.compare && ['c1', 'first_token'].some(want))
+      for (const stream of [false, true])
+        await sequentialLatency(`${simulatorUrl}/v1/messages`, PLAIN, messagesBody(stream), 3000);
     if (world.compare) {
       await compareBuilds(world, world.compare, world.compareRun!, COMPARE_LOAD === 'streams');
       return;
@@ -710,6 +720,7 @@ async function main() {
         logLevel: LOG_LEVEL,
       });
   } finally {
+    stopC1Client();
     for (const stop of stops.reverse()) await stop();
     await database?.drop().catch(() => undefined);
     rmSync(folder, { recursive: true, force: true });
