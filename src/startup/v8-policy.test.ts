@@ -2,7 +2,7 @@ import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
-import { HEAP_GROWING_PERCENT, startupFlags } from './v8-policy.js';
+import { applyV8Policy, HEAP_GROWING_PERCENT, scavengeFlag, startupFlags } from './v8-policy.js';
 
 const run = promisify(execFile);
 const policy = fileURLToPath(new URL('./v8-policy.ts', import.meta.url));
@@ -147,5 +147,57 @@ describe('applyV8Policy', () => {
     // (node 20: about 22 scavenges); without pretenuring they are all born young (over 100).
     expect(plain).toBeGreaterThan(0);
     expect(withPolicy).toBeGreaterThan(plain * 3);
+  }, 30_000);
+});
+
+describe('scavenging on one core', () => {
+  it('turns parallel scavenging off when the process may run on one core only', () => {
+    expect(scavengeFlag(1)).toBe('--no-parallel-scavenge');
+    expect(scavengeFlag(2)).toBe('--parallel-scavenge');
+    expect(scavengeFlag(64)).toBe('--parallel-scavenge');
+  });
+
+  it("leaves the operator's own choice alone: the affinity is never read", () => {
+    let reads = 0;
+    const cores = () => {
+      reads++;
+      return 2;
+    };
+    applyV8Policy(['--parallel-scavenge'], cores)();
+    applyV8Policy(['--no_parallel_scavenge'], cores)();
+    expect(reads).toBe(0);
+    // This process has several cores: applying the policy reads them and keeps V8's default.
+    applyV8Policy([], cores)();
+    expect(reads).toBe(1);
+  });
+
+  /** The helper threads' share of each scavenge (ms) in a node that applies the policy on `cores` cores. */
+  async function backgroundScavenging(cores: number): Promise<number[]> {
+    const script = `
+      const stop = (await import(${JSON.stringify(policy)})).applyV8Policy([], () => ${cores});
+      (await import('node:fs')).writeSync(1, 'policy applied\\n');
+      let kept = [];
+      for (let index = 0; index < 3000000; index++) {
+        kept.push({ index, pair: [index, index + 1] });
+        if (kept.length > 20000) kept = [];
+      }
+      stop();`;
+    const { stdout } = await run(
+      process.execPath,
+      ['--import', 'tsx', '--trace-gc-nvp', '--input-type=module', '-e', script],
+      { cwd: root, maxBuffer: 16 * 1024 * 1024 },
+    );
+    // Only the scavenges after the policy (tsx's loading scavenges before it).
+    const after = stdout.slice(stdout.indexOf('policy applied'));
+    return [...after.matchAll(/gc=s .*?background\.scavenge\.parallel=([\d.]+)/g)].map((match) =>
+      Number(match[1]),
+    );
+  }
+
+  it('on one core every scavenge runs on the event loop alone; on two the helpers take part', async () => {
+    const [one, two] = await Promise.all([backgroundScavenging(1), backgroundScavenging(2)]);
+    expect(one.length).toBeGreaterThan(10);
+    expect(one.every((ms) => ms === 0)).toBe(true);
+    expect(two.some((ms) => ms > 0)).toBe(true);
   }, 30_000);
 });
