@@ -456,11 +456,16 @@ function modelCallWith(
         .poll(() => wide.evaluate<string>('location.hash'), { timeout: 10_000 })
         .toContain('after=');
       await ready(wide, 'requests');
-      expect(
-        await wide
-          .locator('[data-testid=request-table] tr[data-attempt]')
-          .evaluateAll((rows) => rows.map((row) => row.getAttribute('data-attempt'))),
-      ).toEqual(second.data.map((one: { id: string }) => one.id));
+      // The page's ready mark is still the first page's until the second renders: wait for its rows.
+      await expect
+        .poll(
+          () =>
+            wide
+              .locator('[data-testid=request-table] tr[data-attempt]')
+              .evaluateAll((rows) => rows.map((row) => row.getAttribute('data-attempt'))),
+          { timeout: 10_000 },
+        )
+        .toEqual(second.data.map((one: { id: string }) => one.id));
     });
 
     it('shows the API’s message for a filter it refuses, above the filters', async () => {
