@@ -67,8 +67,10 @@ export function startupFlags(execArgv: readonly string[]): string[] {
   );
 }
 
-/** The operator's own choice of parallel scavenging on node's command line (either polarity). */
-const CHOSEN_SCAVENGE = /^--(no[-_])?parallel[-_]scavenge$/;
+/** The operator chose parallel scavenging (either polarity) on node's command line. */
+export function scavengeChosen(execArgv: readonly string[]): boolean {
+  return execArgv.some((argument) => /^--(no[-_])?parallel[-_]scavenge$/.test(argument));
+}
 
 /** The scavenge flag for a process that may run on `cores` cores. */
 export function scavengeFlag(cores: number): string {
@@ -84,7 +86,7 @@ const AFFINITY_CHECK_MS = 10_000;
  */
 export function applyV8Policy(execArgv: readonly string[], cores = availableParallelism): () => void {
   for (const flag of startupFlags(execArgv)) v8.setFlagsFromString(flag);
-  if (execArgv.some((argument) => CHOSEN_SCAVENGE.test(argument))) return () => {};
+  if (scavengeChosen(execArgv)) return () => {};
   let applied = '';
   const apply = () => {
     const flag = scavengeFlag(cores());

@@ -145,7 +145,9 @@ it.runIf(process.platform === 'linux')(
     const folder = mkdtempSync(join(tmpdir(), 'svc-checkpoint-'));
     folders.push(folder);
     const path = join(folder, 'svc.db');
-    new Database(path).pragma('journal_mode = WAL');
+    const db = new Database(path);
+    db.pragma('journal_mode = WAL');
+    db.close();
     const eventLoop = getPriority();
     const before = threadsAtNice(10);
     const checkpointer = new WalCheckpointer(path, 1000, () => {});
