@@ -118,9 +118,9 @@ for (const call of slowest) {
   const parts = [...during].sort((a, b) => b[1] - a[1]);
   // The call's cause: the largest share that is neither the gateway's own event loop nor an idle core.
   const cause = parts.find(([key]) => !key.endsWith('gateway event loop') && !key.endsWith('idle'));
-  const named =
+  const blamed =
     cause && cause[1] >= call.latency / 4 ? cause[0].replace(/^core \d+: /, '') : 'none over a quarter of it';
-  blame.set(named, (blame.get(named) ?? 0) + 1);
+  blame.set(blamed, (blame.get(blamed) ?? 0) + 1);
   process.stdout.write(
     `#${call.index} ${call.latency.toFixed(2)} ms  ${parts.map(([key, ms]) => `${key} ${ms.toFixed(1)}`).join(', ')}\n`,
   );
