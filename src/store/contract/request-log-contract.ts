@@ -144,6 +144,36 @@ export function defineRequestLogContract(name: string, open: () => Promise<Store
       expect(entry).toMatchObject({ workUnitId: unit, callId: withRun.attribution?.callId, firstByteMs: 12 });
     });
 
+    it("gives every settlement of a Run that Run's Work Unit and metadata, calls of two Runs interleaved", async () => {
+      const runs = [
+        { unit: await workUnit({ team: 'search' }), metadata: { user: 'u-1' } },
+        { unit: await workUnit({ team: 'ads' }), metadata: null },
+      ];
+      const runIds = [
+        await run(runs[0]!.unit, runs[0]!.metadata),
+        await run(runs[1]!.unit, runs[1]!.metadata),
+      ];
+      const reservations = [0, 1, 2, 3, 4, 5].map((at) => reservation(at, { runId: runIds[at % 2]! }));
+      for (const each of reservations) await store.reserve(each);
+      const settled = (index: number) =>
+        completedSettlement(reservations[index]!.attemptId, { settledAt: iso(50 + index) });
+      // Two in one group commit, two one at a time, then settleAndRead's own transaction.
+      await Promise.all([store.settle(settled(0)), store.settle(settled(1))]);
+      await store.settle(settled(2));
+      await store.settle(settled(3));
+      await store.settleAndRead(settled(4));
+      await store.settleAndRead(settled(5));
+      const log = await store.requestLog.list({ projectId: PROJECT, limit: 10 });
+      expect(log).toHaveLength(6);
+      for (const entry of log) {
+        const side = runIds.indexOf(entry.runId!);
+        expect(entry).toMatchObject({
+          workUnitId: runs[side]!.unit,
+          metadata: side === 0 ? { team: 'search', user: 'u-1' } : { team: 'ads' },
+        });
+      }
+    });
+
     it('keeps a Run without metadata as an object of its Work Unit, and the reaper copies the attribution', async () => {
       const runId = await run(await workUnit(null), null);
       const reaped = reservation(0, { runId, leaseExpiresAt: iso(10) });

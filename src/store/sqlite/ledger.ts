@@ -77,6 +77,8 @@ const RUN_ADMISSION = `UPDATE runs SET reserved = reserved + ?
 /** The admission returning the Run's figures after it, for the exact threshold comparison. */
 const RUN_ADMISSION_RETURNING = `${RUN_ADMISSION} RETURNING work_unit_id, budget, committed, reserved`;
 const admissionsCrossingNothing: string[] = [];
+/** The Runs whose audit attribution the ledger keeps at most (a few hundred bytes each). */
+const RUN_ATTRIBUTIONS_KEPT = 10_000;
 
 /**
  * The admission, only for a reservation that certainly crosses none of `count` Run thresholds: for
@@ -117,6 +119,12 @@ export class SqliteLedger {
    * the map lives only while the batch runs (a key changed between batches is read again).
    */
   private batchKeyCaps: Map<string, SpendCaps> | undefined;
+  /**
+   * Each Run's Work Unit id and merged metadata, as settlements write them into the audit. Neither
+   * changes after the Run is created (no statement updates a Run's Work Unit or either metadata),
+   * so an entry never goes stale; the map is emptied when it reaches RUN_ATTRIBUTIONS_KEPT Runs.
+   */
+  private readonly runAttributions = new Map<string, Row>();
 
   constructor(
     private readonly sql: Sql,
@@ -251,6 +259,24 @@ export class SqliteLedger {
       }
       return released;
     });
+  }
+
+  /**
+   * The Work Unit and metadata a Run's audit entries carry (its Work Unit's metadata overlaid by its
+   * own), read at the Run's first settlement in this process and kept (see `runAttributions`).
+   */
+  private runAttribution(runId: string): Row | undefined {
+    let attribution = this.runAttributions.get(runId);
+    if (attribution === undefined) {
+      attribution = this.sql(
+        `SELECT r.work_unit_id, json_patch(coalesce(w.metadata, '{}'), coalesce(r.metadata, '{}')) AS metadata
+         FROM runs r JOIN work_units w ON w.id = r.work_unit_id WHERE r.id = ?`,
+      ).get(runId) as Row | undefined;
+      if (attribution === undefined) return undefined;
+      if (this.runAttributions.size >= RUN_ATTRIBUTIONS_KEPT) this.runAttributions.clear();
+      this.runAttributions.set(runId, attribution);
+    }
+    return attribution;
   }
 
   /** A key's spend caps, read once per ledger batch (see `batchKeyCaps`). */
@@ -457,14 +483,7 @@ export class SqliteLedger {
         { counters: recordedCounters(attempt.cap_counters), reservation, commit: amounts.commit },
       ]),
     );
-    // The Work Unit and metadata come from the Run (its Work Unit's metadata overlaid by its own).
-    const run =
-      attempt.run_id === null
-        ? undefined
-        : (this.sql(
-            `SELECT r.work_unit_id, json_patch(coalesce(w.metadata, '{}'), coalesce(r.metadata, '{}')) AS metadata
-             FROM runs r JOIN work_units w ON w.id = r.work_unit_id WHERE r.id = ?`,
-          ).get(attempt.run_id) as Row | undefined);
+    const run = attempt.run_id === null ? undefined : this.runAttribution(String(attempt.run_id));
     this.sql(
       `INSERT INTO audit (attempt_id, project_id, key_id, run_id, endpoint, alias, connection, profile, upstream_model, state,
          reservation, cost, input_tokens, output_tokens, cache_creation_input_tokens, cache_read_input_tokens, outcome,
