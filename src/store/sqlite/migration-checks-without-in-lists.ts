@@ -23,6 +23,7 @@
 import type Database from 'better-sqlite3';
 import { SETTLEMENT_OUTCOMES } from '../../money/settlement.js';
 import { OUTCOME_LIST } from '../settlement-outcome-sql.js';
+import { editTableText } from './table-text-edit.js';
 
 const ATTEMPT_STATES = ['reserved', 'settled', 'unknown', 'released'] as const;
 
@@ -53,29 +54,6 @@ CREATE TRIGGER audit_outcome_known BEFORE INSERT ON audit
   BEGIN SELECT RAISE(ABORT, 'audit outcome must be one of the settlement outcomes'); END;
 `,
   apply(db: Database.Database): void {
-    const row = db
-      .prepare("SELECT sql FROM sqlite_schema WHERE type = 'table' AND name = 'attempts'")
-      .get() as { sql: string } | undefined;
-    if (!row) throw new Error('migration 9: the attempts table is missing');
-    let text = row.sql;
-    for (const [before, after] of ATTEMPT_CHECKS) {
-      if (text.split(before).length !== 2)
-        throw new Error(`migration 9: the attempts table does not hold exactly one ${before}`);
-      text = text.replace(before, after);
-    }
-    const version = db.pragma('schema_version', { simple: true }) as number;
-    // SQLite refuses edits of sqlite_schema in defensive mode (better-sqlite3's default): lifted for
-    // this edit only.
-    db.unsafeMode(true);
-    try {
-      db.pragma('writable_schema = ON');
-      db.prepare("UPDATE sqlite_schema SET sql = ? WHERE type = 'table' AND name = 'attempts'").run(text);
-      db.pragma(`schema_version = ${version + 1}`);
-    } finally {
-      // RESET: off again, and this connection parses its schema anew (the version bump tells the
-      // others; this one set it, so it would keep the old checks compiled until it reopened).
-      db.pragma('writable_schema = RESET');
-      db.unsafeMode(false);
-    }
+    editTableText(db, 9, 'attempts', ATTEMPT_CHECKS);
   },
 };
