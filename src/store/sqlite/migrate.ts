@@ -14,6 +14,8 @@ export function migrate(db: Database.Database, transaction: SqliteTransaction): 
   );
   for (const migration of SQLITE_MIGRATIONS) {
     if (applied.has(migration.version)) continue;
+    const notice = migration.notice?.(db);
+    if (notice !== undefined) process.emitWarning(notice, { code: 'SVC_SQLITE_MIGRATION' });
     transaction(() => {
       db.exec(migration.sql);
       migration.apply?.(db);

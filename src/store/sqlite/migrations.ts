@@ -3,10 +3,12 @@ import type Database from 'better-sqlite3';
 import { SQLITE_FILES_MIGRATION } from './files-migration.js';
 import { SQLITE_MIGRATION_ATTEMPTS_RESERVED } from './migration-attempts-reserved.js';
 import { SQLITE_MIGRATION_ATTRIBUTE_ROLLUP } from './migration-attribute-rollup.js';
+import { SQLITE_MIGRATION_AUDIT_ROWID } from './migration-audit-rowid.js';
 import { SQLITE_MIGRATION_CHECKS_WITHOUT_IN_LISTS } from './migration-checks-without-in-lists.js';
 import { SQLITE_MIGRATION_EVENTS } from './migration-events.js';
 import { SQLITE_MIGRATION_JOBS_RESOURCES } from './migration-jobs-resources.js';
 import { SQLITE_MIGRATION_KEYS_CAPS } from './migration-keys-caps.js';
+import { SQLITE_MIGRATION_LOG_INDEXES_ASCENDING } from './migration-log-indexes-ascending.js';
 import { SQLITE_MIGRATION_RATE_BUCKETS } from './migration-rate-buckets.js';
 import { SQLITE_MIGRATION_REPORTS } from './migration-reports.js';
 import { SQLITE_MIGRATION_REQUEST_LOG } from './migration-request-log.js';
@@ -20,6 +22,8 @@ export interface SqliteMigration {
   sql: string;
   /** Runs after `sql`, in the same transaction: a change SQL alone cannot state. */
   apply?: (db: Database.Database) => void;
+  /** What the operator is told before a migration that takes long on this database (none: undefined). */
+  notice?: (db: Database.Database) => string | undefined;
 }
 
 export const SQLITE_MIGRATIONS: readonly SqliteMigration[] = [
@@ -178,4 +182,6 @@ CREATE TRIGGER audit_append_only_delete BEFORE DELETE ON audit BEGIN SELECT RAIS
   SQLITE_MIGRATION_EVENTS,
   SQLITE_MIGRATION_WEBHOOKS,
   SQLITE_MIGRATION_ATTRIBUTE_ROLLUP,
+  SQLITE_MIGRATION_AUDIT_ROWID,
+  SQLITE_MIGRATION_LOG_INDEXES_ASCENDING,
 ];
