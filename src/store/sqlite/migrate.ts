@@ -1,6 +1,6 @@
 /** Applies the SQLite migrations not yet recorded in schema_migrations, each in its own transaction. */
 import type Database from 'better-sqlite3';
-import { SQLITE_MIGRATIONS } from './migrations.js';
+import { SQLITE_MIGRATIONS, type SqliteMigration } from './migrations.js';
 import type { SqliteTransaction } from './transaction.js';
 
 export function migrate(db: Database.Database, transaction: SqliteTransaction): void {
@@ -17,8 +17,7 @@ export function migrate(db: Database.Database, transaction: SqliteTransaction): 
     const notice = migration.notice?.(db);
     if (notice !== undefined) process.emitWarning(notice, { code: 'SVC_SQLITE_MIGRATION' });
     transaction(() => {
-      db.exec(migration.sql);
-      migration.apply?.(db);
+      applyStep(db, migration);
       db.prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)').run(
         migration.version,
         migration.name,
@@ -26,4 +25,20 @@ export function migrate(db: Database.Database, transaction: SqliteTransaction): 
       );
     });
   }
+}
+
+/** One migration's SQL, then its apply step; the caller's transaction holds them together. */
+function applyStep(db: Database.Database, migration: SqliteMigration): void {
+  db.exec(migration.sql);
+  migration.apply?.(db);
+}
+
+/**
+ * The migrations numbered from `from` up to `below` (excluded), each in its own transaction, without
+ * recording them: a database as an earlier version left it, for the migrations' own tests.
+ */
+export function applyMigrationSteps(db: Database.Database, from: number, below: number): void {
+  for (const migration of SQLITE_MIGRATIONS)
+    if (migration.version >= from && migration.version < below)
+      db.transaction(() => applyStep(db, migration))();
 }

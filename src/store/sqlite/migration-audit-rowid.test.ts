@@ -8,21 +8,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
-import { SQLITE_MIGRATIONS } from './migrations.js';
+import { applyMigrationSteps } from './migrate.js';
 
 const NOW = '2026-01-01T00:00:00.000Z';
 const INSERT_AUDIT = `INSERT INTO audit (attempt_id, project_id, key_id, run_id, endpoint, alias, connection, profile, upstream_model, state,
   reservation, cost, outcome, http_status, duration_ms, overran, created_at, settled_at)
   VALUES (?, 'prj', 'key', NULL, '/v1/messages', 'a', 'c', 'p', 'm', 'settled', 10, 4, 'completed', 200, 1, 0, '${NOW}', '${NOW}')`;
-
-/** Applies the migrations numbered from `from` up to `below` (excluded). */
-function migrated(db: Database.Database, from: number, below: number): void {
-  for (const migration of SQLITE_MIGRATIONS.filter((each) => each.version >= from && each.version < below))
-    db.transaction(() => {
-      db.exec(migration.sql);
-      migration.apply?.(db);
-    })();
-}
 
 const auditSequence = (db: Database.Database): number | undefined =>
   (db.prepare("SELECT seq FROM sqlite_sequence WHERE name = 'audit'").get() as { seq: number } | undefined)
@@ -39,13 +30,13 @@ describe('SQLite migration 15 (audit sequence without AUTOINCREMENT)', () => {
     folders.push(folder);
     const path = join(folder, 'svc.db');
     const before = new Database(path);
-    migrated(before, 1, 15);
+    applyMigrationSteps(before, 1, 15);
     for (const id of ['att_1', 'att_2', 'att_3']) before.prepare(INSERT_AUDIT).run(id);
     expect(auditSequence(before)).toBe(3);
     before.close();
 
     const db = new Database(path);
-    migrated(db, 15, 16);
+    applyMigrationSteps(db, 15, 16);
     const table = db
       .prepare("SELECT sql FROM sqlite_schema WHERE type = 'table' AND name = 'audit'")
       .get() as {

@@ -6,6 +6,7 @@ import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import type { AttemptLogQuery } from '../request-log-port.js';
 import { settledLogSql } from '../request-log-sql.js';
+import { applyMigrationSteps } from './migrate.js';
 import { SQLITE_MIGRATIONS } from './migrations.js';
 
 const INSERT_AUDIT = `INSERT INTO audit (attempt_id, project_id, key_id, run_id, work_unit_id, endpoint, alias, connection, profile,
@@ -19,18 +20,10 @@ const LOG_INDEXES = [
   'audit_log_by_work_unit',
 ];
 
-function migrated(db: Database.Database, from: number, below: number): void {
-  for (const migration of SQLITE_MIGRATIONS.filter((each) => each.version >= from && each.version < below))
-    db.transaction(() => {
-      db.exec(migration.sql);
-      migration.apply?.(db);
-    })();
-}
-
 describe('SQLite migration 16 (request log indexes in ascending order)', () => {
   it('rebuilds the four indexes ascending; the log reads them in its order without sorting', () => {
     const db = new Database(':memory:');
-    migrated(db, 1, 16);
+    applyMigrationSteps(db, 1, 16);
     // Entries of two keys, Runs and Work Units; some share a creation time (the attempt id decides).
     const entries: Array<{ id: string; key: string; run: string; unit: string; at: string }> = [];
     for (let index = 0; index < 40; index++) {
@@ -45,7 +38,7 @@ describe('SQLite migration 16 (request log indexes in ascending order)', () => {
       entries.push(entry);
       db.prepare(INSERT_AUDIT).run(entry.id, entry.key, entry.run, entry.unit, at, at);
     }
-    migrated(db, 16, 17);
+    applyMigrationSteps(db, 16, 17);
 
     for (const name of LOG_INDEXES) {
       const index = db.prepare('SELECT sql FROM sqlite_schema WHERE name = ?').get(name) as { sql: string };
@@ -102,7 +95,7 @@ describe('SQLite migration 16 (request log indexes in ascending order)', () => {
 
   it('announces the rebuild of a large audit before it starts, and stays quiet for a small one', () => {
     const db = new Database(':memory:');
-    migrated(db, 1, 16);
+    applyMigrationSteps(db, 1, 16);
     const migration = SQLITE_MIGRATIONS.find((each) => each.version === 16)!;
     db.prepare(INSERT_AUDIT).run(
       'att_small',
