@@ -82,7 +82,12 @@ const MAX_PENDING = 64 * 1024;
  * searches: a few calls into the runtime per chunk rather than several per event.
  */
 export function createSseForwarder(handlers: SseForwardHandlers): SseDecoder {
-  const full = createSseDecoder((event) => handlers.event(event));
+  // The full decoder (a TextDecoder and a parser) is made when a stream first needs it: most never do.
+  let fullDecoder: SseDecoder | undefined;
+  const full = (): SseDecoder => {
+    fullDecoder ??= createSseDecoder((event) => handlers.event(event));
+    return fullDecoder;
+  };
   let slow = false;
   let first = true;
   let pending: Buffer | undefined;
@@ -102,11 +107,11 @@ export function createSseForwarder(handlers: SseForwardHandlers): SseDecoder {
       }
       if (!slow && chunk.indexOf(CR) !== -1) {
         slow = true;
-        if (pending) full.feed(pending);
+        if (pending) full().feed(pending);
         pending = undefined;
       }
       if (slow) {
-        full.feed(chunk);
+        full().feed(chunk);
         return;
       }
       const bytes = pending ? Buffer.concat([pending, chunk]) : chunk;
@@ -117,14 +122,14 @@ export function createSseForwarder(handlers: SseForwardHandlers): SseDecoder {
       if (pending !== undefined && pending.length > MAX_PENDING) {
         // An event this large is rare; the full decoder reads it without copying it again per chunk.
         slow = true;
-        full.feed(pending);
+        full().feed(pending);
         pending = undefined;
       }
     },
     end() {
       // A dangling partial event is dropped (see the decoder above).
       pending = undefined;
-      full.end();
+      fullDecoder?.end();
     },
   };
 
@@ -173,7 +178,7 @@ export function createSseForwarder(handlers: SseForwardHandlers): SseDecoder {
             event: text.slice(nameStart, split),
             data: text.slice(split + 1 + DATA_FIELD.length, end),
           });
-        else full.feed(text.slice(start, next));
+        else full().feed(text.slice(start, next));
       }
       start = next;
     }
