@@ -9,7 +9,8 @@
  *   the same with the link back before the statement commits (the resolver's tombstone wins: the
  *   statement then conflicts on the attempt id and writes nothing);
  * - after it committed, before the reply reaches the gateway (the proxy forwards requests and drops
- *   every answer);
+ *   every answer; a connection the pool opens meanwhile still completes its startup, so the
+ *   reservation is in doubt whichever connection carries it);
  * - a reservation batch of 24 at once: in one statement (ledger-at-once.ts), committed with its
  *   reply lost; and on a Project with a spend cap (ledger-batch.ts), cut inside its transaction
  *   before the COMMIT was sent, which the gateway knows did not commit (not in doubt).
@@ -83,7 +84,7 @@ describePostgres('reliability: a reservation in doubt (the link to PostgreSQL cu
    * The client's answer to a call whose reservation failed: 503 in the vendora dialect, Retry-After,
    * the attempt's id; `inDoubt` when the gateway could not know whether it committed.
    */
-  function expectUnavailable(result: CallResult): { attemptId: string; inDoubt: boolean } {
+  function expectUnavailable(result: CallResult): { attemptId: string; inDoubt: boolean; message: string } {
     expect(result.status, JSON.stringify(result.body)).toBe(503);
     expect(result.body).toMatchObject({ type: 'error', error: { type: 'api_error' } });
     expect(result.headers.get('retry-after')).toBe('1');
@@ -92,12 +93,12 @@ describePostgres('reliability: a reservation in doubt (the link to PostgreSQL cu
     const message = String(result.body.error.message);
     const inDoubt = message.includes('did not confirm the reservation; the call was not sent');
     if (!inDoubt) expect(message).toContain('the call was not admitted');
-    return { attemptId: attemptId!, inDoubt };
+    return { attemptId: attemptId!, inDoubt, message };
   }
 
   function expectInDoubt(result: CallResult): string {
     const answer = expectUnavailable(result);
-    expect(answer.inDoubt).toBe(true);
+    expect(answer.inDoubt, answer.message).toBe(true);
     return answer.attemptId;
   }
 

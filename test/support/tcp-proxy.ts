@@ -7,7 +7,9 @@
  *   blackhole  accept new connections but never forward a byte, and stop forwarding on the live
  *              ones without closing them: the database "stopped answering" (tests the timeouts)
  *   mute       forward what the clients send but drop every byte the server answers, on the live
- *              connections and new ones: requests arrive and run, their replies are lost
+ *              connections and new ones: requests arrive and run, their replies are lost. A new
+ *              connection still gets the server's startup answers (up to its first ReadyForQuery),
+ *              so a pool that opens one then sends its statement into the silence, as on a live one
  * resume() returns to pass: listens again on the same port after a pause; after a blackhole or a
  * mute the frozen or muted connections are destroyed (their protocol state is lost), new ones
  * forward again.
@@ -35,6 +37,39 @@ interface Pair {
   upstream: Socket | undefined;
   frozen: boolean;
   muted: boolean;
+  /** Accepted while muted: the server's startup answers still pass (startupBytes). */
+  startup: StartupScan | undefined;
+}
+
+/**
+ * Where the server's startup answers end in what it sends: each message is a type byte and a
+ * 4-byte big-endian length that counts itself; the first ReadyForQuery ('Z') ends the startup.
+ */
+interface StartupScan {
+  header: number[];
+  bodyLeft: number;
+  ready: boolean;
+}
+
+/** How many bytes of `chunk` still belong to the startup (all of them until its 'Z' has ended). */
+function startupBytes(scan: StartupScan, chunk: Buffer): number {
+  let at = 0;
+  while (at < chunk.length && !scan.ready) {
+    if (scan.header.length < 5) {
+      scan.header.push(chunk[at]);
+      at += 1;
+      if (scan.header.length === 5) scan.bodyLeft = Buffer.from(scan.header.slice(1)).readUInt32BE(0) - 4;
+    } else {
+      const take = Math.min(scan.bodyLeft, chunk.length - at);
+      scan.bodyLeft -= take;
+      at += take;
+    }
+    if (scan.header.length === 5 && scan.bodyLeft === 0) {
+      scan.ready = scan.header[0] === 0x5a;
+      scan.header = [];
+    }
+  }
+  return at;
 }
 
 export async function startTcpProxy(target: { host: string; port: number }): Promise<TcpProxy> {
@@ -51,7 +86,13 @@ export async function startTcpProxy(target: { host: string; port: number }): Pro
 
   const onConnection = (client: Socket) => {
     accepted++;
-    const pair: Pair = { client, upstream: undefined, frozen: mode === 'blackhole', muted: mode === 'mute' };
+    const pair: Pair = {
+      client,
+      upstream: undefined,
+      frozen: mode === 'blackhole',
+      muted: mode === 'mute',
+      startup: mode === 'mute' ? { header: [], bodyLeft: 0, ready: false } : undefined,
+    };
     pairs.add(pair);
     client.on('error', () => destroy(pair));
     client.on('close', () => destroy(pair));
@@ -67,8 +108,13 @@ export async function startTcpProxy(target: { host: string; port: number }): Pro
     client.on('data', (chunk) => {
       if (!pair.frozen) upstream.write(chunk);
     });
-    upstream.on('data', (chunk) => {
-      if (!pair.frozen && !pair.muted) client.write(chunk);
+    upstream.on('data', (chunk: Buffer) => {
+      if (pair.frozen) return;
+      if (!pair.muted) client.write(chunk);
+      else if (pair.startup && !pair.startup.ready) {
+        const passing = startupBytes(pair.startup, chunk);
+        if (passing > 0) client.write(chunk.subarray(0, passing));
+      }
     });
   };
 
