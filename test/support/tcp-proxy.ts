@@ -56,7 +56,7 @@ function startupBytes(scan: StartupScan, chunk: Buffer): number {
   let at = 0;
   while (at < chunk.length && !scan.ready) {
     if (scan.header.length < 5) {
-      scan.header.push(chunk[at]);
+      scan.header.push(chunk[at]!);
       at += 1;
       if (scan.header.length === 5) scan.bodyLeft = Buffer.from(scan.header.slice(1)).readUInt32BE(0) - 4;
     } else {
