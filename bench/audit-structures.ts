@@ -11,22 +11,22 @@
  *   BENCH_MODEL=bench-chat|bench (the messages -> chat translation, or vendora -> vendora)
  *   BENCH_STREAM=1|0 (streams at c16, or unary calls at c64)   BENCH_ROUNDS=8   BENCH_SECONDS=5
  */
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import {
+  type BenchGateway,
   callHeaders,
   createRun,
   freePort,
-  gatewayConfig,
   type LoadOptions,
   load,
   median,
   messagesBody,
   pinSelf,
-  type Started,
   start,
+  startBenchGateway,
   twentyDeltaStreams,
 } from './harness.js';
 
@@ -41,48 +41,33 @@ const DROP = (process.env.BENCH_DROP ?? 'audit_hourly_rollup,audit_attribute_hou
 
 interface Measured {
   name: string;
-  child: Started;
+  gateway: BenchGateway;
   folder: string;
   options: LoadOptions;
 }
 
-async function startGateway(name: string, simulatorPort: number): Promise<Measured> {
+/** A gateway on the measured core (core 1, as in bench/run.ts) with a Run for its calls. */
+async function startMeasured(name: string, simulatorPort: number): Promise<Measured> {
   const folder = mkdtempSync(join(tmpdir(), `svc-audit-structures-${name}-`));
-  const port = await freePort();
-  const dbPath = join(folder, 'svc.db');
-  writeFileSync(
-    join(folder, 'gateway.yaml'),
-    gatewayConfig({
-      folder,
-      name,
-      port,
-      simulatorPort,
-      store: `{ kind: sqlite, sqlite: { path: ${dbPath} } }`,
-      logLevel: 'info',
-    }),
-  );
-  const child = await start(
-    0,
-    ['dist/src/main.js', 'serve', '--config', join(folder, 'gateway.yaml')],
-    'listening on',
-    {},
-    join(folder, 'gateway.log'),
-  );
-  const address = {
-    url: `http://127.0.0.1:${port}`,
-    key: readFileSync(join(folder, 'key.txt'), 'utf8').trim(),
-  };
-  const runId = await createRun(address);
+  const gateway = await startBenchGateway({
+    core: 1,
+    folder,
+    name,
+    simulatorPort,
+    store: `{ kind: sqlite, sqlite: { path: ${join(folder, 'svc.db')} } }`,
+    logLevel: 'info',
+  });
+  const runId = await createRun(gateway);
   return {
     name,
-    child,
+    gateway,
     folder,
     options: {
-      url: `${address.url}/v1/messages`,
-      headers: callHeaders(address, runId),
+      url: `${gateway.url}/v1/messages`,
+      headers: callHeaders(gateway, runId),
       body: messagesBody(STREAM, MODEL),
       connections: STREAM ? 16 : 64,
-      pids: [child.pid],
+      pids: [gateway.process.pid],
     },
   };
 }
@@ -101,26 +86,26 @@ function drop(folder: string, names: string[]): void {
 }
 
 async function main() {
-  pinSelf(1);
+  pinSelf(0);
   const simulatorPort = await freePort();
   const simulator = await start(
-    1,
+    0,
     ['--import', 'tsx', 'src/simulator/main.ts', '--port', String(simulatorPort)],
     'http://',
   );
   const gateways: Measured[] = [];
   try {
     await twentyDeltaStreams(`http://127.0.0.1:${simulatorPort}`);
-    gateways.push(await startGateway('kept', simulatorPort), await startGateway('dropped', simulatorPort));
+    gateways.push(await startMeasured('kept', simulatorPort), await startMeasured('dropped', simulatorPort));
     drop(gateways[1]!.folder, DROP);
-    for (const gateway of gateways) await load({ ...gateway.options, seconds: 3 });
-    const figures = new Map<string, number[]>(gateways.map((gateway) => [gateway.name, []]));
+    for (const measured of gateways) await load({ ...measured.options, seconds: 3 });
+    const figures = new Map<string, number[]>(gateways.map((measured) => [measured.name, []]));
     for (let round = 0; round < ROUNDS; round++) {
       const order = round % 2 === 0 ? gateways : [...gateways].reverse();
-      for (const gateway of order) {
-        const result = await load({ ...gateway.options, seconds: SECONDS });
-        figures.get(gateway.name)!.push(result.cpuMsPerCall);
-        process.stderr.write(`round ${round + 1}: ${gateway.name} ${result.cpuMsPerCall.toFixed(4)} ms\n`);
+      for (const measured of order) {
+        const result = await load({ ...measured.options, seconds: SECONDS });
+        figures.get(measured.name)!.push(result.cpuMsPerCall);
+        process.stderr.write(`round ${round + 1}: ${measured.name} ${result.cpuMsPerCall.toFixed(4)} ms\n`);
       }
     }
     const kept = median(figures.get('kept')!);
@@ -132,9 +117,9 @@ async function main() {
         `  without ${DROP.join(', ')}  ${dropped.toFixed(4)} ms (${(((dropped - kept) / kept) * 100).toFixed(1)} %)\n`,
     );
   } finally {
-    for (const gateway of gateways) {
-      await gateway.child.stop();
-      rmSync(gateway.folder, { recursive: true, force: true });
+    for (const measured of gateways) {
+      await measured.gateway.process.stop();
+      rmSync(measured.folder, { recursive: true, force: true });
     }
     await simulator.stop();
   }

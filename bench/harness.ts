@@ -3,7 +3,7 @@
  * autocannon load, sequential latency histograms and time to first token. Asserts nothing.
  */
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { appendFileSync, closeSync, openSync, readFileSync } from 'node:fs';
+import { appendFileSync, closeSync, mkdirSync, openSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -181,6 +181,45 @@ export function start(
     child.stderr?.on('data', onData);
     child.once('exit', (code) => reject(new Error(`process exited early (${code}): ${output}`)));
   });
+}
+
+/** A benchmark gateway: its process and its address. */
+export interface BenchGateway extends GatewayAddress {
+  process: Started;
+}
+
+export interface BenchGatewayOptions extends Omit<GatewayConfigOptions, 'port'> {
+  /** The core it is pinned to. */
+  core: number;
+  env?: NodeJS.ProcessEnv;
+  nodeArgs?: string[];
+  /** Its entry point (default: this checkout's build). */
+  main?: string;
+}
+
+/**
+ * Starts `serve` with a benchmark configuration (gatewayConfig) in `folder`, pinned to `core`, its
+ * log lines going to a file there as an operator's would (docs/performance.md, "How to measure");
+ * resolves once it listens.
+ */
+export async function startBenchGateway(options: BenchGatewayOptions): Promise<BenchGateway> {
+  const { core, env = {}, nodeArgs = [], main = 'dist/src/main.js', ...config } = options;
+  const port = await freePort();
+  mkdirSync(config.folder, { recursive: true });
+  const path = join(config.folder, `${config.name}.yaml`);
+  writeFileSync(path, gatewayConfig({ ...config, port }));
+  const started = await start(
+    core,
+    [...nodeArgs, main, 'serve', '--config', path],
+    'listening on',
+    env,
+    join(config.folder, `${config.name}.log`),
+  );
+  return {
+    process: started,
+    url: `http://127.0.0.1:${port}`,
+    key: readFileSync(join(config.folder, 'key.txt'), 'utf8').trim(),
+  };
 }
 
 /** User + system CPU seconds of a process (taskset execs node, so the PID is node's). */

@@ -31,19 +31,18 @@
  * it is measured (started, warmed up and stopped in every repeat), so that the SQLite gateway and
  * the bare pass-through have core 1 to themselves, as in the issue's harness.
  */
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import {
+  type BenchGateway,
   callHeaders,
   chatCallHeaders,
   chatCompletionsBody,
   createRun,
   DURATION,
   freePort,
-  type GatewayAddress,
-  gatewayConfig,
   type Histogram,
   type LoadResult,
   load,
@@ -54,6 +53,7 @@ import {
   type Started,
   sequentialLatency,
   start,
+  startBenchGateway,
   stopC1Client,
   traceProcess,
   twentyDeltaStreams,
@@ -83,11 +83,10 @@ const GATEWAY_NODE_ARGS = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(
 const want = (group: string) => !ONLY || ONLY.includes(group);
 /** The gateways' logging.level: the gateway's default unless BENCH_LOG_LEVEL says otherwise. */
 const LOG_LEVEL = process.env.BENCH_LOG_LEVEL ?? 'info';
-interface Gateway extends GatewayAddress {
-  process: Started;
-}
+type Gateway = BenchGateway;
 
-async function startGateway(
+/** A gateway of the benchmark on the measured core (core 1), at LOG_LEVEL. */
+function startGateway(
   folder: string,
   name: string,
   simulatorPort: number,
@@ -96,23 +95,17 @@ async function startGateway(
   nodeArgs: string[] = [],
   main = 'dist/src/main.js',
 ): Promise<Gateway> {
-  const port = await freePort();
-  mkdirSync(folder, { recursive: true });
-  const path = join(folder, `${name}.yaml`);
-  writeFileSync(path, gatewayConfig({ folder, name, port, simulatorPort, store, logLevel: LOG_LEVEL }));
-  // Its log lines go to a file, as an operator's would (docs/performance.md, "How to measure").
-  const started = await start(
-    1,
-    [...nodeArgs, main, 'serve', '--config', path],
-    'listening on',
+  return startBenchGateway({
+    core: 1,
+    folder,
+    name,
+    simulatorPort,
+    store,
+    logLevel: LOG_LEVEL,
     env,
-    join(folder, `${name}.log`),
-  );
-  return {
-    process: started,
-    url: `http://127.0.0.1:${port}`,
-    key: readFileSync(join(folder, 'key.txt'), 'utf8').trim(),
-  };
+    nodeArgs,
+    main,
+  });
 }
 
 const PLAIN = { 'content-type': 'application/json' };
