@@ -235,6 +235,10 @@ describePostgres('reliability: a reservation in doubt (the link to PostgreSQL cu
           },
         },
         data_dir: folder.path,
+        // Each test's call must fail at its reservation, not at the key's lookup: the keys (read
+        // through the cache by beforeEach's healthy calls) stay cached for the whole test even when
+        // a loaded machine (CI) takes longer than the default 2 s between the warm-up and the cut.
+        auth: { key_cache_ms: 60_000 },
         projects,
         keys: [{ id: 'key_capped', project: 'prj_b', scopes: [...SCOPES], secret_env: 'SVC_CAPPED_KEY' }],
         ...simulatedVendora(simulator.url, PRICE, { connect_ms: 2000, first_byte_ms: 5000, idle_ms: 5000 }),
