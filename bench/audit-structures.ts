@@ -1,13 +1,14 @@
 /**
  * What the audit's secondary structures on SQLite cost as CPU (user and kernel) per call: two
- * gateways of ./dist on the measured core, one of them with the named triggers or indexes dropped
+ * gateways of ./dist on the measured core, one of them with the named indexes or triggers dropped
  * from its live file, loaded in alternating turns (A B, B A, ...) so that the machine's drift falls
  * on both. Prints each turn's CPU per call and the medians. An upper bound for a design change,
  * not a configuration: the reports and the request log need what it drops. Asserts nothing.
  *
  *   npm run build && node --import tsx bench/audit-structures.ts
- *   BENCH_DROP=audit_hourly_rollup,audit_attribute_hourly_rollup   (the default: the rollup triggers)
- *   BENCH_DROP=index:audit_log_by_project,index:audit_by_run,...   (indexes carry the `index:` prefix)
+ *   BENCH_DROP=index:audit_log_by_project,index:audit_by_run,...   (indexes carry the `index:` prefix;
+ *     the default: the audit's six non-unique indexes)
+ *   BENCH_DROP=audit_outcome_known   (a trigger: a name without the prefix)
  *   BENCH_MODEL=bench-chat|bench (the messages -> chat translation, or vendora -> vendora)
  *   BENCH_STREAM=1|0 (streams at c16, or unary calls at c64)   BENCH_ROUNDS=8   BENCH_SECONDS=5
  */
@@ -34,7 +35,15 @@ const MODEL = process.env.BENCH_MODEL ?? 'bench-chat';
 const STREAM = process.env.BENCH_STREAM !== '0';
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 8);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
-const DROP = (process.env.BENCH_DROP ?? 'audit_hourly_rollup,audit_attribute_hourly_rollup')
+const SIX_INDEXES = [
+  'audit_log_by_project',
+  'audit_log_by_key',
+  'audit_log_by_run',
+  'audit_log_by_work_unit',
+  'audit_by_run',
+  'audit_by_project',
+].map((name) => `index:${name}`);
+const DROP = (process.env.BENCH_DROP ?? SIX_INDEXES.join(','))
   .split(',')
   .map((name) => name.trim())
   .filter((name) => name.length > 0);

@@ -564,6 +564,7 @@ export const ConfigSchema = T.Object(
         /**
          * PostgreSQL: how often one replica folds the audit trail and the refusals settled since the
          * last pass into the hourly rollups (a recurring job), so a report seldom folds much itself.
+         * The SQLite store folds its own every second.
          */
         fold_interval_seconds: T.Integer({ minimum: 1, default: 60 }),
       },

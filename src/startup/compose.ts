@@ -163,8 +163,8 @@ function objectSweep(deps: AppDeps & { objects: ObjectStore }): Sweep {
 /**
  * PostgreSQL's hourly report rollups folded in the background (store/postgres/report-fold.ts), as
  * one recurring job in the store, so one replica folds each pass and a report read after an
- * upgrade or a burst folds at most one interval of traffic itself. SQLite's rollup is kept by
- * triggers: no sweep.
+ * upgrade or a burst folds at most one interval of traffic itself. The SQLite store folds its own
+ * every second (store/sqlite/report-fold.ts): no sweep.
  */
 function reportFoldSweep(deps: { config: Config; store: Store }): Sweep[] {
   if (deps.store.kind !== 'postgres') return [];

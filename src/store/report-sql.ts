@@ -181,14 +181,40 @@ function groupBy(columns: string[]): string {
   return columns.length === 0 ? '' : ` GROUP BY ${columns.map((_, index) => index + 1).join(', ')}`;
 }
 
-/** SQLite: the hourly rollup, kept by a trigger on audit inserts. */
+/** SQLite: a rollup's watermark (sqlite/report-fold.ts), as a scalar subquery. */
+function sqliteWatermarkSql(source: 'audit' | 'audit_attributes'): string {
+  return `(SELECT watermark FROM report_folds WHERE source = '${source}')`;
+}
+
+/** SQLite: an audit entry's figures as one rollup row of one call (the rollups' sums, in order). */
+const SQLITE_ENTRY_FIGURES = `1, COALESCE(a.input_tokens, 0), COALESCE(a.output_tokens, 0),
+  COALESCE(a.cache_creation_input_tokens, 0), COALESCE(a.cache_read_input_tokens, 0), a.cost`;
+const SQLITE_ROLLUP_FIGURES =
+  'calls, input_tokens, output_tokens, cache_creation_input_tokens, cache_read_input_tokens, committed';
+
+/**
+ * SQLite: the hourly rollup (folded at read time and in the background, sqlite/report-fold.ts)
+ * plus the audit entries above its watermark, in ONE statement (one state of the database), so the
+ * figures are exact however far the folds have got. Both sides are keyed by hour of reservation
+ * and `state`, filtered by whole UTC hours alike.
+ */
 export function spendSql(query: SpendQuery): Statement {
   assertWholeHours(query);
   const columns = groupColumns(query.dimensions, sqliteBucket('hour', query.bucket));
   const select = columns.length === 0 ? '' : `${columns.join(', ')}, `;
+  const range = [query.projectId, hourKey(query.fromIso), hourKey(query.toIso)];
   return {
-    sql: `SELECT ${select}${SPEND_SUMS.rolledUp} FROM audit_hourly WHERE project_id = ? AND hour >= ? AND hour < ?${groupBy(columns)} ORDER BY ${orderBy(columns)}`,
-    values: [query.projectId, hourKey(query.fromIso), hourKey(query.toIso)],
+    sql: `WITH facts AS (
+      SELECT hour, alias, connection, upstream_model, key_id, state, ${SQLITE_ROLLUP_FIGURES}
+      FROM audit_hourly WHERE project_id = ? AND hour >= ? AND hour < ?
+      UNION ALL
+      SELECT substr(a.created_at, 1, 13), a.alias, a.connection, a.upstream_model, a.key_id, a.state,
+        ${SQLITE_ENTRY_FIGURES}
+      FROM audit a WHERE a.project_id = ? AND a.sequence > ${sqliteWatermarkSql('audit')}
+        AND substr(a.created_at, 1, 13) >= ? AND substr(a.created_at, 1, 13) < ?
+    )
+    SELECT ${select}${SPEND_SUMS.rolledUp} FROM facts${groupBy(columns)} ORDER BY ${orderBy(columns)}`,
+    values: [...range, ...range],
   };
 }
 
@@ -357,29 +383,20 @@ export function attributeColumn(kind: AttributeKind): 'tags' | 'metadata' {
 }
 
 /**
- * Rows of audit_attribute_hourly for one key (`kind`, `name`), grouped by bucket and value (or by
- * bucket alone for PostgreSQL's per-hour totals, kind 'all'): SQLite's (kept by a trigger, keyed by
- * state like audit_hourly) or PostgreSQL's (folded, unknown sums as columns). No dimensions.
+ * PostgreSQL: rows of audit_attribute_hourly (folded, unknown sums as columns) for one key
+ * (`kind`, `name`), grouped by bucket and value, or by bucket alone for the per-hour totals
+ * (kind 'all'). No dimensions.
  */
-function attributeRollupSql(
-  dialect: Dialect,
-  query: SpendQuery,
-  kind: AttributeKind | 'all',
-  name: string,
-): Statement {
+function attributeRollupSql(query: SpendQuery, kind: AttributeKind | 'all', name: string): Statement {
   assertWholeHours(query);
   if (query.dimensions.length > 0) throw new Error('the attribute rollup has no dimensions');
-  const bucket =
-    dialect === 'sqlite' ? sqliteBucket('hour', query.bucket) : postgresBucket('hour', query.bucket);
+  const bucket = postgresBucket('hour', query.bucket);
   const columns = kind === 'all' ? groupColumns([], bucket) : attributeColumns(query, bucket, 'value');
   const select = columns.length === 0 ? '' : `${columns.join(', ')}, `;
-  const sums = dialect === 'sqlite' ? SPEND_SUMS.rolledUp : SPEND_SUMS.facts;
-  const hours =
-    dialect === 'sqlite' ? [hourKey(query.fromIso), hourKey(query.toIso)] : [query.fromIso, query.toIso];
   return {
-    sql: `SELECT ${select}${sums} FROM audit_attribute_hourly
+    sql: `SELECT ${select}${SPEND_SUMS.facts} FROM audit_attribute_hourly
       WHERE project_id = ? AND kind = ? AND name = ? AND hour >= ? AND hour < ?${groupBy(columns)} ORDER BY ${orderBy(columns)}`,
-    values: [query.projectId, kind, name, ...hours],
+    values: [query.projectId, kind, name, query.fromIso, query.toIso],
   };
 }
 
@@ -414,9 +431,40 @@ export function attributeAuditSql(dialect: Dialect, query: SpendQuery, attribute
   };
 }
 
-/** SQLite: the attribute's rollup rows; the adapter adds the group without it (report-rows.ts). */
+/**
+ * SQLite: the attribute's rollup rows (keyed by state like audit_hourly) plus the audit entries
+ * above that rollup's own watermark that carry the key, in one statement, grouped by bucket and
+ * value; no dimensions. The tail reads the key as the fold does (json_each of an object), so both
+ * sides give a value the same text. The adapter adds the group without the key (report-rows.ts).
+ */
 export function sqliteAttributeSpendSql(query: SpendQuery, attribute: AttributeRef): Statement {
-  return attributeRollupSql('sqlite', query, attribute.kind, attribute.name);
+  assertWholeHours(query);
+  if (query.dimensions.length > 0) throw new Error('the attribute rollup has no dimensions');
+  const column = attributeColumn(attribute.kind);
+  const columns = attributeColumns(query, sqliteBucket('hour', query.bucket), 'value');
+  const hours = [hourKey(query.fromIso), hourKey(query.toIso)];
+  return {
+    sql: `WITH facts AS (
+      SELECT hour, value, state, ${SQLITE_ROLLUP_FIGURES} FROM audit_attribute_hourly
+      WHERE project_id = ? AND kind = ? AND name = ? AND hour >= ? AND hour < ?
+      UNION ALL
+      SELECT substr(a.created_at, 1, 13), CAST(pair.value AS TEXT), a.state, ${SQLITE_ENTRY_FIGURES}
+      FROM audit a, json_each(a.${column}) AS pair
+      WHERE a.project_id = ? AND a.sequence > ${sqliteWatermarkSql('audit_attributes')}
+        AND json_type(a.${column}) = 'object' AND pair.key = ?
+        AND substr(a.created_at, 1, 13) >= ? AND substr(a.created_at, 1, 13) < ?
+    )
+    SELECT ${columns.join(', ')}, ${SPEND_SUMS.rolledUp} FROM facts${groupBy(columns)} ORDER BY ${orderBy(columns)}`,
+    values: [
+      query.projectId,
+      attribute.kind,
+      attribute.name,
+      ...hours,
+      query.projectId,
+      attribute.name,
+      ...hours,
+    ],
+  };
 }
 
 /**
@@ -438,14 +486,14 @@ export function postgresAttributeSpendSql(
     AND created_at >= ? AND created_at < ?`;
   return {
     attributed: {
-      rollup: attributeRollupSql('postgres', query, attribute.kind, attribute.name),
+      rollup: attributeRollupSql(query, attribute.kind, attribute.name),
       tail: {
         sql: `SELECT ${columns.join(', ')}, ${AUDIT_SUMS} ${tail} AND ${value} IS NOT NULL${groupBy(columns)}`,
         values: [attribute.name, query.projectId, query.fromIso, query.toIso, attribute.name],
       },
     },
     totals: {
-      rollup: attributeRollupSql('postgres', query, 'all', ''),
+      rollup: attributeRollupSql(query, 'all', ''),
       tail: {
         sql: `SELECT ${totalSelect}${AUDIT_SUMS} ${tail}${groupBy(totalColumns)}`,
         values: [query.projectId, query.fromIso, query.toIso],

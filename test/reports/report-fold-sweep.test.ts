@@ -1,11 +1,12 @@
 /**
- * PostgreSQL: the report rollups are folded by a recurring job of the gateway (reports.
- * fold_interval_seconds), not only by the report that reads them. Attempts settled while no report
- * is read end up in audit_hourly and the watermark passes them; two replicas on one database fold
- * them once.
+ * The report rollups are folded in the background, not only by the report that reads them:
+ * attempts settled while no report is read end up in the rollups and the watermarks pass them. On
+ * PostgreSQL a recurring job of the gateway (reports.fold_interval_seconds) does it, once across two
+ * replicas; on SQLite the store itself, every second.
  */
+import Database from 'better-sqlite3';
 import pg from 'pg';
-import { afterEach, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { startTestGateway, type TestGateway } from '../support/gateway.js';
 import { createTestDatabase, describePostgres } from '../support/postgres.js';
 
@@ -94,5 +95,86 @@ describePostgres('report fold sweep', () => {
     // One recurring job for both replicas (each pass leased by one of them).
     const jobs = await pool.query("SELECT state FROM jobs WHERE id = 'sweep:report-fold'");
     expect(jobs.rows).toEqual([{ state: 'pending' }]);
+  }, 60_000);
+});
+
+describe('report fold on SQLite', () => {
+  const closers: Array<() => Promise<void>> = [];
+  afterEach(async () => {
+    for (const close of closers.splice(0).reverse()) await close();
+  });
+
+  it('folds settled attempts into both hourly rollups within seconds, without any report being read', async () => {
+    const gateway = await startTestGateway({ store: 'sqlite' });
+    closers.push(() => gateway.close());
+    const settle = async (index: number, alias: string, cost: number, at: number) => {
+      const attemptId = `att_sweep_${index}`;
+      await gateway.store.reserve({
+        attemptId,
+        projectId: PROJECT,
+        keyId: 'key_a',
+        runId: null,
+        reservationMicrosUsd: 5_000,
+        now: T0 + at,
+        createdAt: iso(at),
+        leaseExpiresAt: iso(at + HOUR),
+        owner: 'o',
+        endpoint: 'messages',
+        alias,
+        connection: 'c',
+        profile: 'p',
+        upstreamModel: 'm',
+        attribution: { callId: attemptId, tags: { team: alias }, route: null, traceId: null },
+      });
+      await gateway.store.settle({
+        attemptId,
+        state: 'settled',
+        costMicrosUsd: cost,
+        usage: { inputTokens: 1, outputTokens: 1, cacheCreationInputTokens: 0, cacheReadInputTokens: 0 },
+        outcome: 'completed',
+        httpStatus: 200,
+        durationMs: 1,
+        settledAt: iso(at + 1),
+      });
+    };
+    await settle(0, 'a', 120, 0);
+    await settle(1, 'a', 7, 10);
+    await settle(2, 'b', 1000, HOUR + 5);
+    const path = (gateway.config.store as { sqlite: { path: string } }).sqlite.path;
+    const db = new Database(path, { readonly: true });
+    closers.push(async () => void db.close());
+    const last = (db.prepare('SELECT max(sequence) AS last FROM audit').get() as { last: number }).last;
+    const watermarks = async () =>
+      db.prepare('SELECT source, watermark FROM report_folds ORDER BY source').all() as Array<{
+        source: string;
+        watermark: number;
+      }>;
+    const folded = await until(watermarks, (rows) => rows.every((row) => row.watermark >= last));
+    expect(folded).toEqual([
+      { source: 'audit', watermark: last },
+      { source: 'audit_attributes', watermark: last },
+    ]);
+    expect(
+      db
+        .prepare(
+          `SELECT hour, alias, SUM(calls) AS calls, SUM(committed) AS committed FROM audit_hourly
+           WHERE project_id = ? GROUP BY 1, 2 ORDER BY 1, 2`,
+        )
+        .all(PROJECT),
+    ).toEqual([
+      { hour: iso(0).slice(0, 13), alias: 'a', calls: 2, committed: 127 },
+      { hour: iso(HOUR).slice(0, 13), alias: 'b', calls: 1, committed: 1000 },
+    ]);
+    expect(
+      db
+        .prepare(
+          `SELECT value, SUM(calls) AS calls FROM audit_attribute_hourly
+           WHERE project_id = ? AND kind = 'tag' AND name = 'team' GROUP BY 1 ORDER BY 1`,
+        )
+        .all(PROJECT),
+    ).toEqual([
+      { value: 'a', calls: 2 },
+      { value: 'b', calls: 1 },
+    ]);
   }, 60_000);
 });

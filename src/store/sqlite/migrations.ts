@@ -10,6 +10,7 @@ import { SQLITE_MIGRATION_JOBS_RESOURCES } from './migration-jobs-resources.js';
 import { SQLITE_MIGRATION_KEYS_CAPS } from './migration-keys-caps.js';
 import { SQLITE_MIGRATION_LOG_INDEXES_ASCENDING } from './migration-log-indexes-ascending.js';
 import { SQLITE_MIGRATION_RATE_BUCKETS } from './migration-rate-buckets.js';
+import { SQLITE_MIGRATION_REPORT_FOLD } from './migration-report-fold.js';
 import { SQLITE_MIGRATION_REPORTS } from './migration-reports.js';
 import { SQLITE_MIGRATION_REQUEST_LOG } from './migration-request-log.js';
 import { SQLITE_MIGRATION_RESOURCE_LISTS } from './migration-resource-lists.js';
@@ -184,4 +185,5 @@ CREATE TRIGGER audit_append_only_delete BEFORE DELETE ON audit BEGIN SELECT RAIS
   SQLITE_MIGRATION_ATTRIBUTE_ROLLUP,
   SQLITE_MIGRATION_AUDIT_ROWID,
   SQLITE_MIGRATION_LOG_INDEXES_ASCENDING,
+  SQLITE_MIGRATION_REPORT_FOLD,
 ];

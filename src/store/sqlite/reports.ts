@@ -1,7 +1,9 @@
 /**
  * SQLite reports repository (Store.reports): plain reads on the store's connection (serial with
- * the writes, so every read is one consistent state). Sums of the spend report are read as numbers
- * and checked exact (report-rows.ts `figure`); those of Work Units with safeIntegers (bigint).
+ * the writes, so every read is one consistent state). The spend reads first fold what has settled
+ * into the hourly rollups (report-fold.ts), then read each rollup plus the entries above its
+ * watermark. Sums of the spend report are read as numbers and checked exact (report-rows.ts
+ * `figure`); those of Work Units with safeIntegers (bigint).
  */
 import type Database from 'better-sqlite3';
 import type { AuditEntry, Outcome, Run, WorkUnit } from '../port.js';
@@ -39,6 +41,7 @@ import type {
   WorkUnitSpendQuery,
 } from '../reports-port.js';
 import { auditFromRow, outcomeFromRow, type Row, runFromRow, workUnitFromRow } from '../rows.js';
+import { SQLITE_FOLD_SOURCES, SqliteReportFolder } from './report-fold.js';
 import type { Sql, SqliteRead, SqliteTransaction } from './transaction.js';
 
 function withBucketTime(row: Row): Row {
@@ -47,13 +50,17 @@ function withBucketTime(row: Row): Row {
 }
 
 export class SqliteReports implements ReportsRepository {
+  private readonly folder: SqliteReportFolder;
+
   constructor(
     private readonly db: Database.Database,
     private readonly read: SqliteRead,
     private readonly transaction: SqliteTransaction,
     /** The store's prepared-statement cache. */
     private readonly sql: Sql,
-  ) {}
+  ) {
+    this.folder = new SqliteReportFolder(sql, transaction);
+  }
 
   private all(statement: Statement, exact = false): Row[] {
     return this.read(
@@ -84,10 +91,13 @@ export class SqliteReports implements ReportsRepository {
   async spend(query: SpendQuery): Promise<SpendRow[]> {
     const spendRows = (rows: Row[]) => rows.map((row) => spendFromRow(withBucketTime(row))).filter(nonEmpty);
     const attribute = query.attribute ?? null;
-    if (attribute === null) return spendRows(this.all(spendSql(query)));
     // With dimensions the attribute rollup does not keep: the audit rows, the group null included.
-    if (query.dimensions.length > 0)
+    if (attribute !== null && query.dimensions.length > 0)
       return spendRows(this.all(attributeAuditSql('sqlite', query, attribute)));
+    // A fold only shortens the entries read past the watermarks; the figures are exact either way.
+    await this.folder.fold('audit');
+    if (attribute === null) return spendRows(this.all(spendSql(query)));
+    await this.folder.fold('audit_attributes');
     // Both rollups in one read (no write in between): the group without the attribute is the
     // difference of the two (report-rows.ts withUnattributed).
     const run = (statement: Statement) => this.db.prepare(statement.sql).all(...statement.values) as Row[];
@@ -105,8 +115,19 @@ export class SqliteReports implements ReportsRepository {
       .filter((row) => row.refusals > 0);
   }
 
-  /** The SQLite rollup is kept by triggers in the writers' transactions: nothing to fold. */
-  async fold(): Promise<void> {}
+  /** Folds every settled audit entry into the hourly rollups. */
+  async fold(): Promise<void> {
+    for (const source of SQLITE_FOLD_SOURCES) await this.folder.fold(source);
+  }
+
+  /** Folds in the background every second (report-fold.ts), until `stopFolding`. */
+  startFolding(intervalMs?: number): void {
+    this.folder.start(intervalMs);
+  }
+
+  stopFolding(): void {
+    this.folder.stop();
+  }
 
   async recordRefusals(refusals: readonly RefusalRecord[]): Promise<void> {
     if (refusals.length === 0) return;

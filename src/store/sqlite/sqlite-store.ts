@@ -167,8 +167,10 @@ export class SqliteStore implements Store {
     return this.db.open ? error : new StoreUnavailableError('sqlite: the database is closed');
   }
 
+  /** Applies the pending migrations, then folds the report rollups in the background (report-fold.ts). */
   async migrate(): Promise<void> {
     migrate(this.db, this.transaction);
+    this.reports.startFolding();
   }
 
   async ping(): Promise<void> {
@@ -188,6 +190,7 @@ export class SqliteStore implements Store {
   }
 
   async close(): Promise<void> {
+    this.reports.stopFolding();
     await this.checkpointer?.stop();
     this.checkpointer = undefined;
     if (this.db.open) {
