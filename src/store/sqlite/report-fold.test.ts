@@ -11,6 +11,7 @@ import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type Statement, spendSql, sqliteAttributeSpendSql } from '../report-sql.js';
 import type { AttributeRef, SpendDimension, SpendQuery } from '../reports-port.js';
+import type { WalCheckpointer } from './checkpointer.js';
 import { applyMigrationSteps, migrate } from './migrate.js';
 import { SQLITE_MIGRATIONS } from './migrations.js';
 import { type SqliteFoldSource, SqliteReportFolder } from './report-fold.js';
@@ -140,6 +141,7 @@ function folderOn(db: Database.Database, chunk: number): SqliteReportFolder {
   return new SqliteReportFolder(
     (text) => db.prepare(text),
     (work) => db.transaction(work).immediate(),
+    () => undefined,
     chunk,
   );
 }
@@ -320,5 +322,38 @@ describe('SQLite report rollups folded at read time', () => {
       process.off('warning', onWarning);
       db.close();
     }
+  });
+
+  it('folds nothing while the checkpoint worker holds its lock (a WAL rewind), then goes on', async () => {
+    const path = join(newFolder(), 'svc.db');
+    const store = new SqliteStore({ path, synchronous: 'normal' });
+    await store.migrate();
+    await store.close();
+    const db = new Database(path);
+    for (const entry of entries(5, 'att')) db.prepare(INSERT_AUDIT).run(entry);
+    let rewinding = true;
+    let holds = 0;
+    const checkpointer = {
+      tryHold: () => !rewinding && ++holds > 0,
+      release: () => {
+        holds--;
+      },
+    } as unknown as WalCheckpointer;
+    const folder = new SqliteReportFolder(
+      (text) => db.prepare(text),
+      (work) => db.transaction(work).immediate(),
+      () => checkpointer,
+      2,
+    );
+    expect(folder.foldChunk('audit')).toBe(true);
+    expect(watermark(db, 'audit')).toBe(0);
+    const folding = folder.fold('audit');
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(watermark(db, 'audit')).toBe(0);
+    rewinding = false;
+    await folding;
+    expect(watermark(db, 'audit')).toBe(5);
+    expect(holds).toBe(0);
+    db.close();
   });
 });

@@ -18,6 +18,7 @@
  *   would delay every call arriving during it (at concurrency 1, enough to move the p99).
  */
 import { setImmediate as nextTurn } from 'node:timers/promises';
+import type { WalCheckpointer } from './checkpointer.js';
 import type { Sql, SqliteTransaction } from './transaction.js';
 
 export type SqliteFoldSource = 'audit' | 'audit_attributes';
@@ -79,6 +80,8 @@ export class SqliteReportFolder {
     /** The store's prepared-statement cache. */
     private readonly sql: Sql,
     private readonly transaction: SqliteTransaction,
+    /** The checkpoint worker, while it runs (its lock keeps a fold off a WAL rewind, as a commit). */
+    private readonly checkpointer: () => WalCheckpointer | undefined = () => undefined,
     private readonly chunk: number = DEFAULT_FOLD_CHUNK,
   ) {}
 
@@ -129,8 +132,23 @@ export class SqliteReportFolder {
     }
   }
 
-  /** Folds at most one chunk into `source`'s rollup; true when entries remain above its watermark. */
+  /**
+   * Folds at most one chunk into `source`'s rollup; true when entries remain above its watermark.
+   * While the checkpoint worker rewinds the WAL it folds nothing and answers true (try again next
+   * turn) rather than wait for the worker in SQLite's busy handler, which would stall the event
+   * loop (the group commit's rule, group-commit.ts).
+   */
   foldChunk(source: SqliteFoldSource): boolean {
+    const checkpointer = this.checkpointer();
+    if (checkpointer && !checkpointer.tryHold()) return true;
+    try {
+      return this.foldChunkNow(source);
+    } finally {
+      checkpointer?.release();
+    }
+  }
+
+  private foldChunkNow(source: SqliteFoldSource): boolean {
     return this.transaction(() => {
       const { watermark, high } = this.sql(
         `SELECT watermark, (SELECT COALESCE(max(sequence), 0) FROM audit) AS high

@@ -41,6 +41,7 @@ import type {
   WorkUnitSpendQuery,
 } from '../reports-port.js';
 import { auditFromRow, outcomeFromRow, type Row, runFromRow, workUnitFromRow } from '../rows.js';
+import type { WalCheckpointer } from './checkpointer.js';
 import { SQLITE_FOLD_SOURCES, SqliteReportFolder } from './report-fold.js';
 import type { Sql, SqliteRead, SqliteTransaction } from './transaction.js';
 
@@ -58,8 +59,10 @@ export class SqliteReports implements ReportsRepository {
     private readonly transaction: SqliteTransaction,
     /** The store's prepared-statement cache. */
     private readonly sql: Sql,
+    /** The checkpoint worker, while it runs (report-fold.ts keeps off its WAL rewinds). */
+    checkpointer: () => WalCheckpointer | undefined,
   ) {
-    this.folder = new SqliteReportFolder(sql, transaction);
+    this.folder = new SqliteReportFolder(sql, transaction, checkpointer);
   }
 
   private all(statement: Statement, exact = false): Row[] {

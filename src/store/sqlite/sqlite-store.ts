@@ -107,7 +107,7 @@ export class SqliteStore implements Store {
     this.batches = new SqliteBatches(this.db, this.transaction);
     this.deferredResponses = new SqliteDeferredResponses(this.db, this.transaction);
     this.rateBuckets = new SqliteRateBuckets(this.db, this.transaction);
-    this.reports = new SqliteReports(this.db, this.read, this.transaction, this.sql);
+    this.reports = new SqliteReports(this.db, this.read, this.transaction, this.sql, () => this.checkpointer);
     this.keys = new SqliteKeys(this.db, this.transaction, this.idempotent);
     this.requestLog = new SqliteRequestLog(this.db, this.read);
     this.events = new SqliteEvents(this.db, this.sql, this.read, this.transaction);
