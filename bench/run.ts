@@ -83,7 +83,6 @@ const GATEWAY_NODE_ARGS = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(
 const want = (group: string) => !ONLY || ONLY.includes(group);
 /** The gateways' logging.level: the gateway's default unless BENCH_LOG_LEVEL says otherwise. */
 const LOG_LEVEL = process.env.BENCH_LOG_LEVEL ?? 'info';
-type Gateway = BenchGateway;
 
 /** A gateway of the benchmark on the measured core (core 1), at LOG_LEVEL. */
 function startGateway(
@@ -94,7 +93,7 @@ function startGateway(
   env: NodeJS.ProcessEnv = {},
   nodeArgs: string[] = [],
   main = 'dist/src/main.js',
-): Promise<Gateway> {
+): Promise<BenchGateway> {
   return startBenchGateway({
     core: 1,
     folder,
@@ -170,8 +169,8 @@ async function ledgerInvariant(url: string, runId: string): Promise<Figures['inv
 
 /** The two PostgreSQL gateways on the bench database, warmed up, with 64 fresh Runs on the first. */
 async function startPostgresPair(pgWorld: PostgresWorld): Promise<{
-  postgres: Gateway;
-  replica: Gateway;
+  postgres: BenchGateway;
+  replica: BenchGateway;
   runs: string[];
 }> {
   const store = '{ kind: postgres, postgres: { url_env: SVC_BENCH_DATABASE_URL } }';
@@ -186,7 +185,7 @@ async function startPostgresPair(pgWorld: PostgresWorld): Promise<{
     env,
     profile ? ['--cpu-prof', `--cpu-prof-dir=${profile}`] : [],
   );
-  let replica: Gateway | undefined;
+  let replica: BenchGateway | undefined;
   try {
     replica = await startGateway(folder, 'pg-b', simulatorPort, store, env);
     const runs: string[] = [];
@@ -207,7 +206,7 @@ async function startPostgresPair(pgWorld: PostgresWorld): Promise<{
  * recompiles, docs/performance.md, "The c1 tail"), which belongs in the warm-up.
  */
 async function warmUp(
-  gateway: Gateway,
+  gateway: BenchGateway,
   runId: string | undefined,
   { streamsOnly = false }: { streamsOnly?: boolean } = {},
 ): Promise<void> {
@@ -418,8 +417,8 @@ async function measureOnce(world: World, round: number): Promise<Figures> {
 
 async function measurePostgres(
   databaseUrl: string,
-  postgres: Gateway,
-  replica: Gateway,
+  postgres: BenchGateway,
+  replica: BenchGateway,
   pgRuns: string[],
 ): Promise<Partial<Figures>> {
   const figures: Partial<Figures> = {};
@@ -472,13 +471,13 @@ async function measurePostgres(
  */
 async function compareBuilds(
   world: World,
-  compare: Gateway,
+  compare: BenchGateway,
   compareRun: string,
   streams: boolean,
 ): Promise<void> {
   const out = (text: string) => process.stdout.write(`${text}\n`);
   const what = streams ? 'stream' : 'call';
-  const turn = (gateway: Gateway, run: string) =>
+  const turn = (gateway: BenchGateway, run: string) =>
     load({
       url: `${gateway.url}/v1/messages`,
       headers: callHeaders(gateway, run),
@@ -487,7 +486,7 @@ async function compareBuilds(
       pids: [gateway.process.pid],
     });
   /** One series: `inner`'s turns each between two of `outer`'s; the median of inner / mean(outer around). */
-  const series = async (outer: [Gateway, string], inner: [Gateway, string], label: string) => {
+  const series = async (outer: [BenchGateway, string], inner: [BenchGateway, string], label: string) => {
     const outers: number[] = [(await turn(...outer)).cpuMsPerCall];
     const inners: number[] = [];
     for (let round = 0; round < REPEAT; round++) {
@@ -499,8 +498,8 @@ async function compareBuilds(
     }
     return median(inners.map((value, index) => value / ((outers[index]! + outers[index + 1]!) / 2)));
   };
-  const mine: [Gateway, string] = [world.sqlite, world.sqliteRun];
-  const theirs: [Gateway, string] = [compare, compareRun];
+  const mine: [BenchGateway, string] = [world.sqlite, world.sqliteRun];
+  const theirs: [BenchGateway, string] = [compare, compareRun];
   // An untimed turn of each first: the warm-up loads go to `bench`, the turns maybe to another alias.
   await turn(...mine);
   await turn(...theirs);
@@ -565,9 +564,9 @@ interface PostgresWorld {
 
 interface World {
   bare: Started & { url: string };
-  sqlite: Gateway;
+  sqlite: BenchGateway;
   sqliteRun: string;
-  compare?: Gateway;
+  compare?: BenchGateway;
   compareRun?: string;
   /** Where the PostgreSQL pair is started in each repeat (absent: no PostgreSQL part). */
   postgres?: PostgresWorld;

@@ -189,7 +189,8 @@ function sqliteWatermarkSql(source: 'audit' | 'audit_attributes'): string {
 /** SQLite: an audit entry's figures as one rollup row of one call (the rollups' sums, in order). */
 const SQLITE_ENTRY_FIGURES = `1, COALESCE(a.input_tokens, 0), COALESCE(a.output_tokens, 0),
   COALESCE(a.cache_creation_input_tokens, 0), COALESCE(a.cache_read_input_tokens, 0), a.cost`;
-const SQLITE_ROLLUP_FIGURES =
+/** SQLite: the sums columns of both hourly rollups, in order (sqlite/report-fold.ts folds into them). */
+export const SQLITE_ROLLUP_FIGURES =
   'calls, input_tokens, output_tokens, cache_creation_input_tokens, cache_read_input_tokens, committed';
 
 /**

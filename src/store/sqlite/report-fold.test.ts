@@ -151,6 +151,15 @@ afterEach(() => {
   for (const folder of folders.splice(0)) rmSync(folder, { recursive: true, force: true });
 });
 
+/** A file migrated by the store (then closed, so its background fold is off), opened directly. */
+async function migratedDatabase(): Promise<Database.Database> {
+  const path = join(newFolder(), 'svc.db');
+  const store = new SqliteStore({ path, synchronous: 'normal' });
+  await store.migrate();
+  await store.close();
+  return new Database(path);
+}
+
 function newFolder(): string {
   const folder = mkdtempSync(join(tmpdir(), 'svc-report-fold-'));
   folders.push(folder);
@@ -159,11 +168,7 @@ function newFolder(): string {
 
 describe('SQLite report rollups folded at read time', () => {
   it('reads the same exact figures at every watermark, before, during and after a fold', async () => {
-    const path = join(newFolder(), 'svc.db');
-    const store = new SqliteStore({ path, synchronous: 'normal' });
-    await store.migrate();
-    await store.close();
-    const db = new Database(path);
+    const db = await migratedDatabase();
     const all = entries(41, 'att');
     for (const entry of all) db.prepare(INSERT_AUDIT).run(entry);
 
@@ -283,11 +288,7 @@ describe('SQLite report rollups folded at read time', () => {
   });
 
   it('folds in the background until stopped, and reports a failing pass once on stderr', async () => {
-    const path = join(newFolder(), 'svc.db');
-    const store = new SqliteStore({ path, synchronous: 'normal' });
-    await store.migrate();
-    await store.close();
-    const db = new Database(path);
+    const db = await migratedDatabase();
     for (const entry of entries(7, 'att')) db.prepare(INSERT_AUDIT).run(entry);
     const folder = folderOn(db, 2);
     const warnings: string[] = [];
@@ -325,11 +326,7 @@ describe('SQLite report rollups folded at read time', () => {
   });
 
   it('folds nothing while the checkpoint worker holds its lock (a WAL rewind), then goes on', async () => {
-    const path = join(newFolder(), 'svc.db');
-    const store = new SqliteStore({ path, synchronous: 'normal' });
-    await store.migrate();
-    await store.close();
-    const db = new Database(path);
+    const db = await migratedDatabase();
     for (const entry of entries(5, 'att')) db.prepare(INSERT_AUDIT).run(entry);
     let rewinding = true;
     let holds = 0;

@@ -18,16 +18,14 @@
  *   would delay every call arriving during it (at concurrency 1, enough to move the p99).
  */
 import { setImmediate as nextTurn } from 'node:timers/promises';
+import { SQLITE_ROLLUP_FIGURES } from '../report-sql.js';
 import type { WalCheckpointer } from './checkpointer.js';
 import type { Sql, SqliteTransaction } from './transaction.js';
 
 export type SqliteFoldSource = 'audit' | 'audit_attributes';
 
-const SUMS =
-  'calls, input_tokens, output_tokens, cache_creation_input_tokens, cache_read_input_tokens, committed';
-
 /** The rollup's sums grown by the folded group's (`excluded`). */
-const ADDED = SUMS.split(', ')
+const ADDED = SQLITE_ROLLUP_FIGURES.split(', ')
   .map((column) => `${column} = ${column} + excluded.${column}`)
   .join(', ');
 
@@ -43,7 +41,7 @@ const ATTRIBUTE_KEY = 'project_id, kind, name, hour, value, state';
 
 /** One attribute kind's fold: a group per (Project, key, hour, value, state) of the entries carrying the key. */
 function attributeFold(kind: 'tag' | 'metadata', column: 'tags' | 'metadata'): string {
-  return `INSERT INTO audit_attribute_hourly (${ATTRIBUTE_KEY}, ${SUMS})
+  return `INSERT INTO audit_attribute_hourly (${ATTRIBUTE_KEY}, ${SQLITE_ROLLUP_FIGURES})
   SELECT a.project_id, '${kind}', pair.key, substr(a.created_at, 1, 13), pair.value, a.state, ${GROUP_SUMS}
   FROM audit a, json_each(a.${column}) AS pair
   WHERE ${RANGE} AND json_type(a.${column}) = 'object'
@@ -54,7 +52,7 @@ function attributeFold(kind: 'tag' | 'metadata', column: 'tags' | 'metadata'): s
 /** Each source's statements: they fold the entries of (low, high] into its rollup. */
 const FOLDS: Record<SqliteFoldSource, readonly string[]> = {
   audit: [
-    `INSERT INTO audit_hourly (${AUDIT_KEY}, ${SUMS})
+    `INSERT INTO audit_hourly (${AUDIT_KEY}, ${SQLITE_ROLLUP_FIGURES})
   SELECT a.project_id, substr(a.created_at, 1, 13), a.alias, a.connection, a.upstream_model, a.key_id, a.state,
     ${GROUP_SUMS}
   FROM audit a WHERE ${RANGE}
