@@ -7,8 +7,8 @@
  *
  *   npm run build && node --import tsx bench/audit-structures.ts
  *   BENCH_DROP=index:audit_log_by_project,index:audit_by_run,...   (indexes carry the `index:` prefix;
- *     the default: the audit's six non-unique indexes)
- *   BENCH_DROP=audit_outcome_known   (a trigger: a name without the prefix)
+ *     the default: the audit's five non-unique indexes)
+ *   BENCH_DROP=audit_append_only_update   (a trigger: a name without the prefix)
  *   BENCH_MODEL=bench-chat|bench (the messages -> chat translation, or vendora -> vendora)
  *   BENCH_STREAM=1|0 (streams at c16, or unary calls at c64)   BENCH_ROUNDS=8   BENCH_SECONDS=5
  */
@@ -35,15 +35,15 @@ const MODEL = process.env.BENCH_MODEL ?? 'bench-chat';
 const STREAM = process.env.BENCH_STREAM !== '0';
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 8);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
-const SIX_INDEXES = [
+/** The audit's non-unique indexes on SQLite (migration 18 dropped `audit_by_project`). */
+const AUDIT_INDEXES = [
   'audit_log_by_project',
   'audit_log_by_key',
   'audit_log_by_run',
   'audit_log_by_work_unit',
   'audit_by_run',
-  'audit_by_project',
 ].map((name) => `index:${name}`);
-const DROP = (process.env.BENCH_DROP ?? SIX_INDEXES.join(','))
+const DROP = (process.env.BENCH_DROP ?? AUDIT_INDEXES.join(','))
   .split(',')
   .map((name) => name.trim())
   .filter((name) => name.length > 0);

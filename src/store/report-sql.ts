@@ -182,6 +182,15 @@ function groupBy(columns: string[]): string {
 }
 
 /** SQLite: a rollup's watermark (sqlite/report-fold.ts), as a scalar subquery. */
+/**
+ * SQLite: the Project's condition on a rollup's tail, which is read by sequence, the table's own key:
+ * the entries above a watermark are about a second of them (folded every second, and a report folds
+ * first), whatever the Project's size. The unary `+` keeps SQLite from reading the tail through an
+ * index that starts with project_id (the request log's), which would visit every entry of the
+ * Project (migration 18 dropped the (project_id, sequence) index).
+ */
+const SQLITE_TAIL_PROJECT = '+a.project_id = ?';
+
 function sqliteWatermarkSql(source: 'audit' | 'audit_attributes'): string {
   return `(SELECT watermark FROM report_folds WHERE source = '${source}')`;
 }
@@ -211,7 +220,7 @@ export function spendSql(query: SpendQuery): Statement {
       UNION ALL
       SELECT substr(a.created_at, 1, 13), a.alias, a.connection, a.upstream_model, a.key_id, a.state,
         ${SQLITE_ENTRY_FIGURES}
-      FROM audit a WHERE a.project_id = ? AND a.sequence > ${sqliteWatermarkSql('audit')}
+      FROM audit a WHERE a.sequence > ${sqliteWatermarkSql('audit')} AND ${SQLITE_TAIL_PROJECT}
         AND substr(a.created_at, 1, 13) >= ? AND substr(a.created_at, 1, 13) < ?
     )
     SELECT ${select}${SPEND_SUMS.rolledUp} FROM facts${groupBy(columns)} ORDER BY ${orderBy(columns)}`,
@@ -451,7 +460,7 @@ export function sqliteAttributeSpendSql(query: SpendQuery, attribute: AttributeR
       UNION ALL
       SELECT substr(a.created_at, 1, 13), CAST(pair.value AS TEXT), a.state, ${SQLITE_ENTRY_FIGURES}
       FROM audit a, json_each(a.${column}) AS pair
-      WHERE a.project_id = ? AND a.sequence > ${sqliteWatermarkSql('audit_attributes')}
+      WHERE a.sequence > ${sqliteWatermarkSql('audit_attributes')} AND ${SQLITE_TAIL_PROJECT}
         AND json_type(a.${column}) = 'object' AND pair.key = ?
         AND substr(a.created_at, 1, 13) >= ? AND substr(a.created_at, 1, 13) < ?
     )

@@ -8,6 +8,7 @@ import { SQLITE_MIGRATION_CHECKS_WITHOUT_IN_LISTS } from './migration-checks-wit
 import { SQLITE_MIGRATION_EVENTS } from './migration-events.js';
 import { SQLITE_MIGRATION_JOBS_RESOURCES } from './migration-jobs-resources.js';
 import { SQLITE_MIGRATION_KEYS_CAPS } from './migration-keys-caps.js';
+import { SQLITE_MIGRATION_LEDGER_TREES } from './migration-ledger-trees.js';
 import { SQLITE_MIGRATION_LOG_INDEXES_ASCENDING } from './migration-log-indexes-ascending.js';
 import { SQLITE_MIGRATION_RATE_BUCKETS } from './migration-rate-buckets.js';
 import { SQLITE_MIGRATION_REPORT_FOLD } from './migration-report-fold.js';
@@ -186,4 +187,5 @@ CREATE TRIGGER audit_append_only_delete BEFORE DELETE ON audit BEGIN SELECT RAIS
   SQLITE_MIGRATION_AUDIT_ROWID,
   SQLITE_MIGRATION_LOG_INDEXES_ASCENDING,
   SQLITE_MIGRATION_REPORT_FOLD,
+  SQLITE_MIGRATION_LEDGER_TREES,
 ];

@@ -339,7 +339,9 @@ export class SqliteStore implements Store {
     const conditions: string[] = ['sequence > ?'];
     const values: unknown[] = [query.afterSequence ?? 0];
     if (query.projectId !== undefined) {
-      conditions.push('project_id = ?');
+      // In sequence order, the table's key, filtered (migration 18): through the request log's
+      // (project_id, created_at) index it would sort every entry of the Project first.
+      conditions.push('+project_id = ?');
       values.push(query.projectId);
     }
     if (query.runId !== undefined) {
