@@ -2,7 +2,7 @@
  * The c1 tail as an outside harness sees it (issue 42): a SQLite gateway (pinned to core 1) takes a
  * c64 load, then sequential calls start after BENCH_WARMUP_SECONDS of untimed ones; the calls are
  * reported in slices of BENCH_SLICE, each with its p50 / p99 / max and the gateway's CPU per call in
- * that slice, so a transient after the load (V8 tiering code up again) shows as slices that cost
+ * that slice, so a transient after the load shows as slices that cost
  * more than the last ones. BENCH_NODE_ARGS: node flags for the gateway (e.g. `--trace-deopt`, whose
  * lines go to the gateway's log in the run's folder, kept with BENCH_KEEP=1).
  *

@@ -350,12 +350,10 @@ function histogram(timings: number[]): Histogram {
 }
 
 /**
- * Untimed sequential calls before a concurrency-1 histogram (BENCH_C1_WARMUP, default 0). A load's
- * end (its client cutting the connections of the calls in flight) sends new shapes through code V8
- * optimized under load, and the functions it deoptimizes run slower for the next thousand or so
- * sequential calls while V8 tiers them up again. An outside harness does not wait for that (it
- * warms up for BENCH_WARMUP_SECONDS, as a user's traffic arrives), so neither does the benchmark
- * by default; 1000 gives the fully warm state (docs/performance.md, "How to measure").
+ * Untimed sequential calls before a concurrency-1 histogram (BENCH_C1_WARMUP, default 0). An outside
+ * harness warms up for BENCH_WARMUP_SECONDS only, as a user's traffic arrives, and so does the
+ * benchmark by default; 1000 measures after a thousand untimed calls (docs/performance.md, "How to
+ * measure").
  */
 export const C1_WARM_UP_CALLS = Number(process.env.BENCH_C1_WARMUP ?? 0);
 

@@ -18,7 +18,7 @@
  *   first_token, pg; `completions` is POST /v1/chat/completions to the chat-wire alias, c64 plain
  *   and c16 streamed, beside /v1/messages' c64 and streams in the same run; prints the measured figures as JSON instead of the table: for iterating, not for README)
  *   BENCH_C1_WARMUP=1000 (untimed sequential calls to each process before each of its c1 and
- *   first-token histograms, so they measure the warm state, not V8 tiering up after a load's end)
+ *   first-token histograms, besides BENCH_WARMUP_SECONDS of them)
  *   BENCH_LOG_LEVEL=warn (the gateways' logging.level; default info, the gateway's own default,
  *   so each call writes its request line as it does for users;
  *   each gateway's stdout, its log, goes to a file in the run's folder)
