@@ -45,13 +45,15 @@ interface Row {
   figure: string;
   gateway: string;
   reference: string;
-  ratio: number;
+  /** undefined when the reference is not above zero (an "added" figure whose reference adds nothing). */
+  ratio: number | undefined;
   target: string;
+  /** undefined: no target, or no ratio to judge it by. */
   met?: boolean;
 }
 
 const ms = (value: number) => `${value.toFixed(2)} ms`;
-const added = (value: number) => `+${ms(value)}`;
+const added = (value: number) => `${value < 0 ? '-' : '+'}${ms(Math.abs(value))}`;
 const count = (value: number) => String(value);
 const megabytes = (value: number) => `${value.toFixed(0)} MB`;
 const hist = (h: Histogram) =>
@@ -73,14 +75,15 @@ function compared(
   show: (value: number) => string,
   target?: Target,
 ): Row {
-  const ratio = gateway / reference;
+  // A reference at or below zero (its added time within the direct call's noise) gives no ratio.
+  const ratio = reference > 0 ? gateway / reference : undefined;
   return {
     figure,
     gateway: show(gateway),
     reference: show(reference),
     ratio,
     target: target?.text ?? '(none)',
-    ...(target && { met: target.met(ratio, gateway) }),
+    ...(target && ratio !== undefined && { met: target.met(ratio, gateway) }),
   };
 }
 
@@ -209,10 +212,10 @@ export function report(
   out('| figure | svc gateway | bare pass-through (or reference) | ratio | target | met |');
   out('|---|---|---|---|---|---|');
   for (const row of rows) {
-    const met = row.met === undefined ? '' : row.met ? 'yes' : 'NO';
-    out(
-      `| ${row.figure} | ${row.gateway} | ${row.reference} | ${row.ratio.toFixed(2)} | ${row.target} | ${met} |`,
-    );
+    const met =
+      row.met !== undefined ? (row.met ? 'yes' : 'NO') : row.target === '(none)' ? '' : 'n/a (no ratio)';
+    const ratio = row.ratio === undefined ? 'n/a' : row.ratio.toFixed(2);
+    out(`| ${row.figure} | ${row.gateway} | ${row.reference} | ${ratio} | ${row.target} | ${met} |`);
   }
   out(
     "\nc1 latency histograms, ms (p50 / p90 / p99 / p99.9 / max), and the serving process's CPU ms per call (the simulator's for direct; per whole stream for the first token)",
