@@ -17,6 +17,8 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import type { Store } from '../src/store/port.js';
+import { createStoreRun, type RunWriter } from './store-run.js';
 
 const PER_COMMIT = Number(process.env.BENCH_PER_COMMIT ?? 5);
 const CALLS = Number(process.env.BENCH_CALLS ?? 3000);
@@ -24,14 +26,8 @@ const WARM = Number(process.env.BENCH_WARM ?? 20_000);
 
 const iso = (milliseconds: number) => new Date(milliseconds).toISOString();
 
-interface LedgerStore {
-  migrate(): Promise<void>;
-  close(): Promise<void>;
-  createWorkUnit(...args: unknown[]): Promise<unknown>;
-  createRun(...args: unknown[]): Promise<unknown>;
-  reserve(input: Record<string, unknown>): Promise<void>;
-  settle(input: Record<string, unknown>): Promise<void>;
-}
+/** The store of the build measured (its own module, so its own code): the port's ledger part. */
+type LedgerStore = RunWriter & Pick<Store, 'migrate' | 'close' | 'reserve' | 'settle'>;
 
 /** Under callgrind: the ledger's calls, PER_COMMIT to a group commit, the counted ones between toggles. */
 async function child(storeModule: string): Promise<void> {
@@ -42,51 +38,7 @@ async function child(storeModule: string): Promise<void> {
   const store = new SqliteStore({ path: join(folder, 'svc.db'), synchronous: 'normal' });
   try {
     await store.migrate();
-    const now = Date.now();
-    const idempotency = (key: string) => ({
-      projectId: 'prj_b',
-      keyId: 'key_b',
-      key,
-      fingerprint: 'f',
-      createdAt: iso(now),
-      expiresAt: iso(now + 1e9),
-    });
-    await store.createWorkUnit(
-      {
-        workUnit: {
-          id: 'wku_b',
-          projectId: 'prj_b',
-          status: 'open',
-          createdAt: iso(now),
-          closedAt: null,
-          definitions: [],
-        },
-      },
-      idempotency('wu'),
-      (unit: unknown) => unit,
-    );
-    await store.createRun(
-      {
-        run: {
-          id: 'run_b',
-          projectId: 'prj_b',
-          workUnitId: 'wku_b',
-          budgetMicrosUsd: 1e15,
-          committedMicrosUsd: 0,
-          reservedMicrosUsd: 0,
-          overrunMicrosUsd: 0,
-          unknownAttempts: 0,
-          status: 'active',
-          createdAt: iso(now),
-          expiresAt: iso(now + 1e9),
-          closedAt: null,
-          closeReason: null,
-        },
-        maxRunsPerWorkUnit: 32,
-      },
-      idempotency('run'),
-      (run: unknown) => run,
-    );
+    await createStoreRun(store, { projectId: 'prj_b', runId: 'run_b', workUnitId: 'wku_b' });
     let sequence = 0;
     const call = async () => {
       const attemptId = `att_01J${String(sequence++).padStart(23, '0')}`;
@@ -110,7 +62,7 @@ async function child(storeModule: string): Promise<void> {
         attribution: {
           callId: null,
           tags: null,
-          route: { tried: [{ connection: 'sim-chat' }], skipped: [] },
+          route: { index: 0, tried: [], skipped: [] },
           traceId: '0af7651916cd43dd8448eb211c80319c',
         },
       });

@@ -9,6 +9,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SqliteStore } from '../src/store/sqlite/sqlite-store.js';
+import { createStoreRun } from './store-run.js';
 
 const iso = (milliseconds: number) => new Date(milliseconds).toISOString();
 
@@ -16,51 +17,7 @@ async function main() {
   const folder = mkdtempSync(join(tmpdir(), 'svc-ledger-bench-'));
   const store = new SqliteStore({ path: join(folder, 'svc.db'), synchronous: 'normal' });
   await store.migrate();
-  const now = Date.now();
-  const idempotency = (key: string) => ({
-    projectId: 'prj_b',
-    keyId: 'key_b',
-    key,
-    fingerprint: 'f',
-    createdAt: iso(now),
-    expiresAt: iso(now + 1e9),
-  });
-  await store.createWorkUnit(
-    {
-      workUnit: {
-        id: 'wku_b',
-        projectId: 'prj_b',
-        status: 'open',
-        createdAt: iso(now),
-        closedAt: null,
-        definitions: [],
-      },
-    },
-    idempotency('wu'),
-    (unit) => unit,
-  );
-  await store.createRun(
-    {
-      run: {
-        id: 'run_b',
-        projectId: 'prj_b',
-        workUnitId: 'wku_b',
-        budgetMicrosUsd: 1e15,
-        committedMicrosUsd: 0,
-        reservedMicrosUsd: 0,
-        overrunMicrosUsd: 0,
-        unknownAttempts: 0,
-        status: 'active',
-        createdAt: iso(now),
-        expiresAt: iso(now + 1e9),
-        closedAt: null,
-        closeReason: null,
-      },
-      maxRunsPerWorkUnit: 32,
-    },
-    idempotency('run'),
-    (run) => run,
-  );
+  await createStoreRun(store, { projectId: 'prj_b', runId: 'run_b', workUnitId: 'wku_b' });
   let sequence = 0;
   const call = async () => {
     const attemptId = `att_${sequence++}`;

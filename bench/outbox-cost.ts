@@ -25,6 +25,7 @@ import type { EventThresholds } from '../src/money/thresholds.js';
 import type { Store } from '../src/store/port.js';
 import { PostgresStore } from '../src/store/postgres/postgres-store.js';
 import { SqliteStore } from '../src/store/sqlite/sqlite-store.js';
+import { createStoreRun } from './store-run.js';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 6);
 const CALLS = Number(process.env.BENCH_CALLS ?? 6000);
@@ -33,55 +34,6 @@ const ADMIN_URL = process.env.BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0
 const WITH: EventThresholds = { run: [0.5, 0.8, 1], caps: [0.5, 0.8, 1] };
 const WITHOUT: EventThresholds = { run: [], caps: [] };
 const iso = (milliseconds: number) => new Date(milliseconds).toISOString();
-
-async function createRun(store: Store, id: string): Promise<void> {
-  const now = Date.now();
-  const idempotency = (key: string) => ({
-    projectId: 'prj_bench',
-    keyId: 'key_bench',
-    key: `${id}-${key}`,
-    fingerprint: 'f',
-    createdAt: iso(now),
-    expiresAt: iso(now + 1e9),
-  });
-  await store.createWorkUnit(
-    {
-      workUnit: {
-        id: `wku_${id}`,
-        projectId: 'prj_bench',
-        status: 'open',
-        createdAt: iso(now),
-        closedAt: null,
-        definitions: [],
-      },
-    },
-    idempotency('wu'),
-    (unit) => unit,
-  );
-  await store.createRun(
-    {
-      run: {
-        id,
-        projectId: 'prj_bench',
-        workUnitId: `wku_${id}`,
-        // No call comes near 50 % of this: no threshold is ever crossed.
-        budgetMicrosUsd: 1e15,
-        committedMicrosUsd: 0,
-        reservedMicrosUsd: 0,
-        overrunMicrosUsd: 0,
-        unknownAttempts: 0,
-        status: 'active',
-        createdAt: iso(now),
-        expiresAt: iso(now + 1e9),
-        closedAt: null,
-        closeReason: null,
-      },
-      maxRunsPerWorkUnit: 32,
-    },
-    idempotency('run'),
-    (run) => run,
-  );
-}
 
 /** CALLS reserve + settle pairs at concurrency 64 on `runId`; calls/s and CPU microseconds per call. */
 async function round(store: Store, runId: string, thresholds: EventThresholds) {
@@ -141,7 +93,7 @@ const median = (values: number[]) => {
  */
 async function freshRun(store: Store): Promise<string> {
   const id = newTimeOrderedId('run', Date.now());
-  await createRun(store, id);
+  await createStoreRun(store, { projectId: 'prj_bench', runId: id, workUnitId: `wku_${id}` });
   return id;
 }
 

@@ -181,16 +181,16 @@ function groupBy(columns: string[]): string {
   return columns.length === 0 ? '' : ` GROUP BY ${columns.map((_, index) => index + 1).join(', ')}`;
 }
 
-/** SQLite: a rollup's watermark (sqlite/report-fold.ts), as a scalar subquery. */
 /**
  * SQLite: the Project's condition on a rollup's tail, which is read by sequence, the table's own key:
  * the entries above a watermark are about a second of them (folded every second, and a report folds
  * first), whatever the Project's size. The unary `+` keeps SQLite from reading the tail through an
  * index that starts with project_id (the request log's), which would visit every entry of the
- * Project (migration 18 dropped the (project_id, sequence) index).
+ * Project (the SQLite audit has no (project_id, sequence) index: migration 18).
  */
 const SQLITE_TAIL_PROJECT = '+a.project_id = ?';
 
+/** SQLite: a rollup's watermark (sqlite/report-fold.ts), as a scalar subquery. */
 function sqliteWatermarkSql(source: 'audit' | 'audit_attributes'): string {
   return `(SELECT watermark FROM report_folds WHERE source = '${source}')`;
 }
